@@ -1,0 +1,172 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet platform team
+# Apache License 2.0 (see galaxy.yml)
+
+DOCUMENTATION = r"""
+---
+module: handler_crosscheck
+short_description: Judge whether a node's loaded containerd runtimes serve the RuntimeClass handlers it needs
+description:
+  - Computes the handlers the cluster requires of this node and compares them with the runtimes its
+    containerd loaded. Runs entirely on the controller (action plugin); nothing is executed on the node.
+  - Required handlers are the C(handler) of every RuntimeClass whose C(scheduling.nodeSelector) matches the
+    node's labels (a class without a nodeSelector applies to every node), plus the node's own
+    C(default_runtime_name), which pods without C(runtimeClassName) use.
+  - When the node's labels are unknown, every nodeSelector-scoped class counts as required and a note says so.
+  - Loaded runtimes are the ones the CRI plugin can serve; none when the CRI plugin is disabled or when
+    C(default_runtime_name) names no loaded runtime (the plugin then fails validation and containerd runs
+    without CRI).
+  - The verdict is C(OK), C(MISSING) (the sorted missing handlers) or C(UNKNOWN) (facts or cluster data could
+    not be gathered). C(MISSING) and C(UNKNOWN) fail the task unless O(fail_on_verdict=false).
+version_added: 0.1.0
+author:
+  - gpufleet platform team
+options:
+  facts:
+    description:
+      - The node's containerd facts, as C(ansible_facts.containerd) from M(gpufleet.runtime_gate.containerd_facts).
+      - Exactly one of O(facts) and O(gather_result).
+    type: dict
+  gather_result:
+    description:
+      - The registered result of M(gpufleet.runtime_gate.containerd_facts); a failed or unreachable result makes the verdict C(UNKNOWN).
+    type: dict
+  runtimeclasses:
+    description:
+      - RuntimeClasses as M(gpufleet.runtime_gate.runtimeclass_info) returns them. Exactly one of O(runtimeclasses) and O(cluster_result).
+    type: list
+    elements: dict
+  cluster_result:
+    description:
+      - The registered result of M(gpufleet.runtime_gate.runtimeclass_info); a failed result makes the verdict C(UNKNOWN).
+      - Its C(nodes) are used to look up the node's labels unless O(nodes) or O(node_labels) is given.
+    type: dict
+  nodes:
+    description:
+      - Nodes as M(gpufleet.runtime_gate.runtimeclass_info) returns them with C(nodes=true), to find O(node_name)'s labels.
+    type: list
+    elements: dict
+  node_name:
+    description:
+      - The Kubernetes Node name of this host.
+    type: str
+    required: true
+  node_labels:
+    description:
+      - The node's labels. Overrides the labels found in O(nodes) or O(cluster_result).
+    type: dict
+  fail_on_verdict:
+    description:
+      - Fail the task when the verdict is not C(OK).
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  idempotent:
+    support: full
+  action:
+    support: full
+    description: Pure computation on the controller.
+seealso:
+  - module: gpufleet.runtime_gate.containerd_facts
+  - module: gpufleet.runtime_gate.runtimeclass_info
+"""
+
+EXAMPLES = r"""
+- name: Read the cluster's RuntimeClasses once
+  gpufleet.runtime_gate.runtimeclass_info:
+    nodes: true
+  delegate_to: localhost
+  run_once: true
+  register: cluster
+
+- name: Read the loaded containerd configuration
+  gpufleet.runtime_gate.containerd_facts:
+
+- name: Fail unless every required handler is loaded
+  gpufleet.runtime_gate.handler_crosscheck:
+    facts: "{{ ansible_facts.containerd }}"
+    runtimeclasses: "{{ cluster.runtimeclasses }}"
+    nodes: "{{ cluster.nodes }}"
+    node_name: "{{ inventory_hostname }}"
+
+- name: Judge a node whose labels are known from the inventory
+  gpufleet.runtime_gate.handler_crosscheck:
+    facts: "{{ ansible_facts.containerd }}"
+    runtimeclasses: "{{ cluster.runtimeclasses }}"
+    node_name: "{{ inventory_hostname }}"
+    node_labels:
+      nvidia.com/gpu.present: "true"
+"""
+
+RETURN = r"""
+verdict:
+  description: C(OK), C(MISSING) or C(UNKNOWN).
+  returned: always
+  type: str
+  sample: MISSING
+passed:
+  description: Whether the verdict is C(OK).
+  returned: always
+  type: bool
+msg:
+  description: One C(MISSING=<handler>) line per missing handler, C(UNKNOWN=<reason>), or C(OK).
+  returned: always
+  type: str
+  sample: "MISSING=nvidia\nMISSING=nvidia-cdi"
+lines:
+  description: The lines of RV(msg) as a list.
+  returned: always
+  type: list
+  elements: str
+required_handlers:
+  description: Sorted handlers the cluster requires of the node. Empty when UNKNOWN.
+  returned: always
+  type: list
+  elements: str
+requirements:
+  description: Each required handler with what requires it (RuntimeClasses, the default runtime).
+  returned: always
+  type: list
+  elements: dict
+loaded_runtimes:
+  description: Sorted runtimes the CRI plugin serves; empty when it cannot run.
+  returned: always
+  type: list
+  elements: str
+configured_runtimes:
+  description: Sorted runtimes in the loaded configuration, served or not.
+  returned: always
+  type: list
+  elements: str
+missing_handlers:
+  description: Sorted required handlers that are not served.
+  returned: always
+  type: list
+  elements: str
+default_runtime:
+  description: The node's C(default_runtime_name); null when UNKNOWN.
+  returned: always
+  type: str
+containerd_version:
+  description: The node's containerd version when known.
+  returned: always
+  type: str
+node_labels_known:
+  description: Whether the node's labels were known; when false every scoped RuntimeClass counted as required.
+  returned: always
+  type: bool
+notes:
+  description: Sentences that qualify the verdict (unknown labels, a CRI plugin that cannot run).
+  returned: always
+  type: list
+  elements: str
+reason:
+  description: Why the node is not OK (the UNKNOWN cause, or why nothing is served); empty when OK.
+  returned: always
+  type: str
+"""

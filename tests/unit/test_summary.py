@@ -1,0 +1,58 @@
+import json
+
+import pytest
+
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._summary import (
+    collect_verdicts,
+    summary_table,
+    write_verdicts_file,
+)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge, unknown
+
+CLASSES = [{"name": "nvidia", "handler": "nvidia", "node_selector": None}]
+
+
+def _registered():
+    runtimes = {"runc": {}, "nvidia": {}}
+    return {
+        "ok-node": judge({"default_runtime_name": "runc", "runtimes": runtimes}, CLASSES, node_name="ok-node", node_labels={}),
+        "bad-node": judge({"default_runtime_name": "runc", "runtimes": {"runc": {}}}, CLASSES, node_name="bad-node", node_labels={}),
+        "gone-node": unknown("gone-node", "host unreachable while gathering containerd facts: ssh refused"),
+        "never-judged": None,
+    }
+
+
+def test_hosts_without_a_verdict_are_unknown_not_dropped():
+    verdicts = collect_verdicts(_registered())
+    assert {host: verdict["verdict"] for host, verdict in verdicts.items()} == {
+        "bad-node": "MISSING",
+        "gone-node": "UNKNOWN",
+        "never-judged": "UNKNOWN",
+        "ok-node": "OK",
+    }
+
+
+def test_summary_table_lists_every_host_and_counts():
+    lines = summary_table(collect_verdicts(_registered()))
+    assert lines[0].split()[:3] == ["HOST", "VERDICT", "DEFAULT"]
+    bad = next(line for line in lines if line.startswith("bad-node"))
+    assert "MISSING" in bad and bad.rstrip().endswith("nvidia")
+    assert "ssh refused" in next(line for line in lines if line.startswith("gone-node"))
+    assert lines[-1] == "1 OK, 1 MISSING, 2 UNKNOWN of 4 hosts"
+
+
+def test_verdicts_file_is_written_atomically(tmp_path):
+    target = tmp_path / "nested" / "verdicts.json"
+    write_verdicts_file(str(target), collect_verdicts(_registered()))
+    document = json.loads(target.read_text())
+    assert document["counts"] == {"OK": 1, "MISSING": 1, "UNKNOWN": 2}
+    assert document["hosts"]["bad-node"]["missing_handlers"] == ["nvidia"]
+    assert [path.name for path in target.parent.iterdir()] == ["verdicts.json"]
+
+
+def test_unwritable_verdicts_file_is_a_clear_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(RuntimeGateError, match="cannot be written"):
+        write_verdicts_file(str(blocker / "verdicts.json"), {})

@@ -1,0 +1,145 @@
+"""Requirements and verdicts: nodeSelector scoping, the default runtime, fail-closed cases."""
+import pytest
+from conftest import SHARED_FIXTURES
+
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import facts_from_dump
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import (
+    MISSING,
+    OK,
+    UNKNOWN,
+    judge,
+    judge_gathered,
+    verdict_lines,
+)
+
+GPU_LABELS = {"nvidia.com/gpu.present": "true", "gpufleet.example/pool": "main"}
+
+
+def runtimeclass(name, handler=None, node_selector=None):
+    return {"name": name, "handler": handler or name, "overhead_pod_fixed": None, "node_selector": node_selector, "tolerations": []}
+
+
+CLASSES = [
+    runtimeclass("nvidia"),
+    runtimeclass("nvidia-cdi", node_selector={"nvidia.com/gpu.present": "true"}),
+    runtimeclass("nvidia-typo", "nvdia", node_selector={"gpufleet.example/pool": "canary"}),
+]
+
+
+def facts(runtimes, default="runc", **extra):
+    return {
+        "default_runtime_name": default,
+        "runtimes": {name: {"runtime_type": "io.containerd.runc.v2", "binary_name": None, "options": {}} for name in runtimes},
+        "cri_disabled": False,
+        "containerd_version": "1.6.20",
+        **extra,
+    }
+
+
+def fixture_facts(version, scenario):
+    path = SHARED_FIXTURES / version / scenario / "config-dump.toml"
+    return facts_from_dump(path.read_text(), source="file", source_name=str(path))
+
+
+def test_all_handlers_loaded_is_ok():
+    verdict = judge(facts(["runc", "nvidia", "nvidia-cdi"]), CLASSES, node_name="n1", node_labels=GPU_LABELS)
+    assert verdict["verdict"] == OK
+    assert verdict["required_handlers"] == ["nvidia", "nvidia-cdi", "runc"]
+    assert verdict_lines(verdict) == ["OK"]
+
+
+def test_missing_handlers_are_sorted_lines():
+    verdict = judge(facts(["runc"]), CLASSES, node_name="n1", node_labels=GPU_LABELS)
+    assert verdict["verdict"] == MISSING
+    assert verdict["lines"] == ["MISSING=nvidia", "MISSING=nvidia-cdi"]
+
+
+def test_node_selector_scopes_requirements():
+    cpu_node = judge(facts(["runc"]), CLASSES, node_name="cpu", node_labels={"kubernetes.io/os": "linux"})
+    # nvidia has no nodeSelector: it can land on the CPU node too and fail there.
+    assert cpu_node["missing_handlers"] == ["nvidia"]
+    canary = judge(facts(["runc", "nvidia", "nvidia-cdi"]), CLASSES, node_name="c", node_labels={**GPU_LABELS, "gpufleet.example/pool": "canary"})
+    assert canary["missing_handlers"] == ["nvdia"]
+
+
+def test_unknown_labels_count_every_class_and_say_so():
+    verdict = judge(facts(["runc", "nvidia", "nvidia-cdi"]), CLASSES, node_name="n9", nodes=[])
+    assert verdict["missing_handlers"] == ["nvdia"]
+    assert verdict["node_labels_known"] is False
+    assert any("labels unknown" in note for note in verdict["notes"])
+
+
+def test_labels_come_from_the_node_object():
+    nodes = [{"name": "n1", "labels": GPU_LABELS, "allocatable": {}, "runtime_handlers": []}]
+    verdict = judge(facts(["runc", "nvidia", "nvidia-cdi"]), CLASSES, node_name="n1", nodes=nodes)
+    assert verdict["verdict"] == OK and verdict["node_labels_known"] is True
+
+
+def test_default_runtime_is_required():
+    verdict = judge(facts(["runc", "nvidia"], default="nvidia-legacy"), [], node_name="n1", node_labels={})
+    assert verdict["required_handlers"] == ["nvidia-legacy"]
+    # and because the default is not loaded, the CRI plugin serves nothing at all
+    assert verdict["loaded_runtimes"] == []
+    assert verdict["configured_runtimes"] == ["nvidia", "runc"]
+    assert "fails validation" in verdict["reason"]
+
+
+def test_cri_table_replaced_on_1x_serves_nothing():
+    # what Debian's 1.6 dumps for a drop-in with only runtimes.nvidia: runc gone, default still "runc"
+    verdict = judge(facts(["nvidia", "nvidia-cdi"]), CLASSES, node_name="n4", node_labels=GPU_LABELS)
+    assert verdict["missing_handlers"] == ["nvidia", "nvidia-cdi", "runc"]
+
+
+def test_disabled_cri_serves_nothing():
+    verdict = judge(facts(["runc", "nvidia", "nvidia-cdi"], cri_disabled=True), CLASSES, node_name="n", node_labels=GPU_LABELS)
+    assert verdict["verdict"] == MISSING and verdict["loaded_runtimes"] == []
+
+
+@pytest.mark.parametrize(
+    "version,scenario,missing",
+    [
+        ("2.2.0", "S1", []),
+        ("2.2.0", "S6", ["nvidia-cdi"]),
+        ("2.3.4", "S5", []),
+        ("1.7.34", "S6-v2", ["nvidia-cdi"]),
+        ("2.0.6", "S3full", []),
+    ],
+)
+def test_real_dumps_judged(version, scenario, missing):
+    verdict = judge(fixture_facts(version, scenario), CLASSES[:2], node_name="n", node_labels=GPU_LABELS)
+    assert verdict["missing_handlers"] == missing
+    assert verdict["verdict"] == (MISSING if missing else OK)
+
+
+def test_verdict_is_independent_of_runtimeclass_order():
+    forward = judge(facts(["runc"]), CLASSES, node_name="n", node_labels=GPU_LABELS)
+    backward = judge(facts(["runc"]), list(reversed(CLASSES)), node_name="n", node_labels=GPU_LABELS)
+    assert forward == backward
+
+
+@pytest.mark.parametrize(
+    "gather_result,fragment",
+    [
+        ({"failed": True, "msg": "n1: `containerd config dump` exited 1: boom"}, "gathering containerd facts failed: n1: `containerd config dump` exited 1: boom"),
+        ({"unreachable": True, "msg": "Failed to connect"}, "host unreachable while gathering containerd facts"),
+        ({"skipped": True}, "was skipped"),
+        ({"changed": False}, "holds no ansible_facts.containerd"),
+    ],
+)
+def test_facts_that_could_not_be_gathered_are_unknown(gather_result, fragment):
+    verdict = judge_gathered(node_name="n1", gather_result=gather_result, runtimeclasses=CLASSES)
+    assert verdict["verdict"] == UNKNOWN
+    assert fragment in verdict["reason"]
+    assert verdict["lines"] == [f"UNKNOWN={verdict['reason']}"]
+
+
+def test_cluster_that_could_not_be_read_makes_every_node_unknown():
+    gathered = {"ansible_facts": {"containerd": facts(["runc", "nvidia", "nvidia-cdi"])}}
+    verdict = judge_gathered(node_name="n1", gather_result=gathered, cluster_result={"failed": True, "msg": "401 Unauthorized"})
+    assert verdict["verdict"] == UNKNOWN and "401 Unauthorized" in verdict["reason"]
+
+
+def test_cluster_result_carries_nodes_for_labels():
+    gathered = {"ansible_facts": {"containerd": facts(["runc", "nvidia", "nvidia-cdi"])}}
+    cluster = {"runtimeclasses": CLASSES, "nodes": [{"name": "n1", "labels": GPU_LABELS}]}
+    assert judge_gathered(node_name="n1", gather_result=gathered, cluster_result=cluster)["verdict"] == OK
