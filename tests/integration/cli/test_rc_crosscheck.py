@@ -1,0 +1,165 @@
+"""bin/rc-crosscheck: the seed lab's single-node contract, run as a user runs it (a subprocess)."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO_ROOT, SHARED_FIXTURES
+
+RC_CROSSCHECK = REPO_ROOT / "bin" / "rc-crosscheck"
+
+RUNTIMECLASSES = """\
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: nvidia}
+handler: nvidia
+---
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: nvidia-cdi}
+handler: nvidia-cdi
+scheduling:
+  nodeSelector: {nvidia.com/gpu.present: "true"}
+---
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: nvidia-typo}
+handler: nvdia
+scheduling:
+  nodeSelector: {gpufleet.example/pool: canary}
+"""
+
+
+def run(*arguments, stdin=None, via_venv_python=False):
+    command = [sys.executable, str(RC_CROSSCHECK)] if via_venv_python else [str(RC_CROSSCHECK)]
+    return subprocess.run(command + [str(argument) for argument in arguments], input=stdin,
+                          capture_output=True, text=True, check=False, cwd="/")
+
+
+@pytest.fixture
+def runtimeclasses(tmp_path):
+    path = tmp_path / "runtimeclasses.yaml"
+    path.write_text(RUNTIMECLASSES)
+    return path
+
+
+def dump(version, scenario):
+    return SHARED_FIXTURES / version / scenario / "config-dump.toml"
+
+
+@pytest.mark.parametrize("via_venv_python", [False, True])
+def test_partial_dump_prints_exactly_the_missing_handlers(runtimeclasses, via_venv_python):
+    # 2.2.0/S6 loaded runc + nvidia; without --node-labels every class is required.
+    completed = run("--runtimeclasses", runtimeclasses, dump("2.2.0", "S6"), via_venv_python=via_venv_python)
+    assert (completed.returncode, completed.stdout, completed.stderr) == (1, "MISSING=nvdia\nMISSING=nvidia-cdi\n", "")
+
+
+def test_complete_dump_is_ok(runtimeclasses):
+    completed = run("--runtimeclasses", runtimeclasses, "--node-labels", "nvidia.com/gpu.present=true,pool=main", dump("2.3.4", "S1"))
+    assert (completed.returncode, completed.stdout, completed.stderr) == (0, "OK\n", "")
+
+
+def test_node_labels_scope_the_classes(runtimeclasses):
+    completed = run("--runtimeclasses", runtimeclasses, "--node-labels", "gpufleet.example/pool=canary", dump("1.7.34", "S3full"))
+    assert (completed.returncode, completed.stdout) == (1, "MISSING=nvdia\n")
+
+
+def test_default_runtime_is_always_required(tmp_path):
+    only_nvidia = tmp_path / "nvidia.yaml"
+    only_nvidia.write_text(RUNTIMECLASSES.split("---")[0])
+    # 2.2.0/S5 sets default_runtime_name = nvidia, which is loaded: OK. Judge a dump whose default is absent:
+    broken = tmp_path / "dump.toml"
+    broken.write_text(dump("2.2.0", "S5").read_text().replace("default_runtime_name = 'nvidia'", "default_runtime_name = 'kata'"))
+    completed = run("--runtimeclasses", only_nvidia, broken)
+    assert completed.returncode == 1
+    # the CRI plugin cannot start without its default runtime, so nothing is served
+    assert completed.stdout == "MISSING=kata\nMISSING=nvidia\n"
+
+
+def test_runtimeclasses_from_stdin(runtimeclasses):
+    completed = run("--runtimeclasses", "-", "--node-labels", "nvidia.com/gpu.present=true", dump("2.0.6", "S1"), stdin=RUNTIMECLASSES)
+    assert (completed.returncode, completed.stdout) == (0, "OK\n")
+
+
+@pytest.mark.parametrize(
+    "make_input,fragment",
+    [
+        (lambda tmp: tmp.joinpath("garbage.toml").write_bytes(b"this is [not toml") and tmp / "garbage.toml", "not valid TOML"),
+        (lambda tmp: tmp.joinpath("latin1.toml").write_bytes(b"version = 2 # \xe9t\xe9\n") and tmp / "latin1.toml", "not UTF-8"),
+        (lambda tmp: tmp.joinpath("empty.toml").write_bytes(b"") is not None and tmp / "empty.toml", "printed nothing"),
+        (lambda tmp: tmp / "absent.toml", "does not exist"),
+        (lambda tmp: tmp.joinpath("wrongtype.toml").write_text('version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\nruntimes = "x"\n') and tmp / "wrongtype.toml", "expected a table"),
+    ],
+    ids=["malformed", "non-utf8", "empty", "missing", "wrong-type"],
+)
+def test_garbage_dump_exits_2_with_one_line_on_stderr(tmp_path, runtimeclasses, make_input, fragment):
+    completed = run("--runtimeclasses", runtimeclasses, make_input(tmp_path))
+    assert completed.returncode == 2
+    assert completed.stdout == ""
+    assert len(completed.stderr.strip().splitlines()) == 1, completed.stderr
+    assert fragment in completed.stderr and "Traceback" not in completed.stderr
+
+
+@pytest.mark.parametrize(
+    "manifest,fragment",
+    [("kind: [unclosed", "YAML"), ("apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: x}\n", "handler")],
+)
+def test_garbage_manifest_exits_2(tmp_path, manifest, fragment):
+    path = tmp_path / "rc.yaml"
+    path.write_text(manifest)
+    completed = run("--runtimeclasses", path, dump("2.2.0", "S1"))
+    assert (completed.returncode, completed.stdout) == (2, "")
+    assert fragment in completed.stderr and "Traceback" not in completed.stderr
+
+
+def test_bad_node_labels_exit_2(runtimeclasses):
+    completed = run("--runtimeclasses", runtimeclasses, "--node-labels", "novalue", dump("2.2.0", "S1"))
+    assert (completed.returncode, completed.stdout) == (2, "")
+    assert "KEY=VALUE" in completed.stderr
+
+
+def test_unreachable_cluster_exits_2(tmp_path):
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1', insecure-skip-tls-verify: true}}]\n"
+        "users: [{name: u, user: {token: secret-token-value}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
+    )
+    completed = run("--kubeconfig", kubeconfig, dump("2.2.0", "S1"))
+    assert (completed.returncode, completed.stdout) == (2, "")
+    assert "127.0.0.1:1" in completed.stderr and "secret-token-value" not in completed.stderr
+
+
+def _containerd():
+    if shutil.which("containerd") is None:
+        message = "containerd is not installed: run `make test` or apt-get install containerd"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def test_without_dump_runs_the_real_containerd(tmp_path, runtimeclasses):
+    _containerd()
+    (tmp_path / "conf.d").mkdir()
+    (tmp_path / "config.toml").write_text(f'version = 2\nimports = ["{tmp_path}/conf.d/*.conf"]\n')
+    # *.conf does not match the .toml drop-in: containerd silently loads only the built-in runc
+    (tmp_path / "conf.d" / "99-nvidia.toml").write_text(
+        'version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]\n  runtime_type = "io.containerd.runc.v2"\n'
+    )
+    completed = run("--runtimeclasses", runtimeclasses, "--node-labels", "x=y", "--containerd-config", tmp_path / "config.toml")
+    assert (completed.returncode, completed.stdout, completed.stderr) == (1, "MISSING=nvidia\n", "")
+
+
+def test_containerd_failure_exits_2_with_its_stderr(tmp_path, runtimeclasses):
+    _containerd()
+    (tmp_path / "config.toml").write_text("version = 2\n[plugins\n")
+    completed = run("--runtimeclasses", runtimeclasses, "--containerd-config", tmp_path / "config.toml")
+    assert (completed.returncode, completed.stdout) == (2, "")
+    assert "exited 1" in completed.stderr and "failed to load TOML" in completed.stderr
+
+
+def test_missing_containerd_binary_exits_2(runtimeclasses):
+    completed = run("--runtimeclasses", runtimeclasses, "--containerd-bin", "/nonexistent/containerd")
+    assert (completed.returncode, completed.stdout) == (2, "")
+    assert "'/nonexistent/containerd' was not found" in completed.stderr
