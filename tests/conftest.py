@@ -9,11 +9,12 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 COLLECTIONS_ROOT = REPO_ROOT / ".collections"
-SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures" / "containerd"
 
 if str(COLLECTIONS_ROOT) not in sys.path:
     sys.path.insert(0, str(COLLECTIONS_ROOT))
 if str(REPO_ROOT / "tests") not in sys.path:
     sys.path.insert(0, str(REPO_ROOT / "tests"))
+
+pytest_plugins = ["support.kube_fixtures"]
 
 os.environ.setdefault("ANSIBLE_CONFIG", str(REPO_ROOT / "ansible.cfg"))

@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT
+from support.paths import REPO_ROOT
 
 BIN = Path(sys.executable).parent
 MODULES = sorted(path.stem for path in (REPO_ROOT / "plugins" / "modules").glob("*.py"))

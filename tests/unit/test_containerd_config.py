@@ -8,7 +8,7 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import SHARED_FIXTURES
+from support.paths import SHARED_FIXTURES
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import (
     CRI_PLUGIN_V2,

@@ -1,6 +1,6 @@
 """Requirements and verdicts: nodeSelector scoping, the default runtime, fail-closed cases."""
 import pytest
-from conftest import SHARED_FIXTURES
+from support.paths import SHARED_FIXTURES
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import facts_from_dump
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import (

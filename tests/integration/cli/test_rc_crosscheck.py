@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO_ROOT, SHARED_FIXTURES
+from support.paths import REPO_ROOT, SHARED_FIXTURES
 
 RC_CROSSCHECK = REPO_ROOT / "bin" / "rc-crosscheck"
 

@@ -1,0 +1,147 @@
+"""Fixtures for fleet-level integration tests: containerd and sshd on this machine, and playbook runs.
+
+Tools these tests need are real binaries. When one is absent the tests skip locally, but FAIL under CI
+(env ``CI`` set): a CI run that silently skips its integration tests proves nothing.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from support import fleet as fleet_support
+from support import sshd as sshd_support
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+CROSSCHECK_PLAYBOOK = REPO_ROOT / "playbooks" / "crosscheck.yml"
+MISSING_CONTAINERD_MESSAGE = "containerd is not installed: run make test / apt-get install containerd"
+SSH_ADDRESSES = ("127.0.0.2", "127.0.0.3", "127.0.0.4")
+# Dumps printed by containerd releases that cannot be installed here (see its README.md).
+SHARED_CONTAINERD_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures" / "containerd"
+
+
+def require_tool(present: bool, message: str):
+    if present:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def containerd_bin() -> str:
+    found = shutil.which("containerd")
+    require_tool(found is not None, MISSING_CONTAINERD_MESSAGE)
+    return found
+
+
+@pytest.fixture(scope="session")
+def shared_containerd_fixtures() -> Path:
+    require_tool(SHARED_CONTAINERD_FIXTURES.is_dir(), f"{SHARED_CONTAINERD_FIXTURES} is missing (the shared checkout)")
+    return SHARED_CONTAINERD_FIXTURES
+
+
+@pytest.fixture(scope="module")
+def ssh_server(tmp_path_factory):
+    """A private sshd on 127.0.0.2-4 accepting the fixture's client key for root; stopped afterwards."""
+    require_tool(sshd_support.SSHD_BIN.exists() and shutil.which("ssh") is not None,
+                 sshd_support.MISSING_SSHD_MESSAGE)
+    server = sshd_support.start_sshd(tmp_path_factory.mktemp("sshd"), list(SSH_ADDRESSES))
+    try:
+        yield server
+    finally:
+        sshd_support.stop_sshd(server)
+
+
+@dataclass
+class PlaybookRun:
+    fleet: fleet_support.Fleet
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+    @property
+    def verdicts(self) -> dict:
+        return fleet_support.read_verdicts(self.fleet.verdicts_path)
+
+    def failure_text(self, host_name: str) -> str:
+        """Every ``fatal:``/``failed:`` result Ansible printed for ``host_name``, JSON escapes undone.
+
+        ansible-core 2.19 prints an ``[ERROR]: Task failed`` block *before* each result line, so only the
+        result itself is attributable to the host: one line, or an indented JSON object up to its ``}``.
+        """
+        blocks = []
+        lines = self.stdout.splitlines()
+        header = re.compile(rf"^(fatal|failed): \[{re.escape(host_name)}(\s*->\s*[^\]]+)?\]")
+        for index, line in enumerate(lines):
+            if not header.match(line):
+                continue
+            block = [line]
+            if line.rstrip().endswith("{"):
+                for following in lines[index + 1:]:
+                    block.append(following)
+                    if following.rstrip() == "}":
+                        break
+            blocks.append(_unescape("\n".join(block)))
+        return "\n".join(blocks)
+
+    def missing_lines(self, host_name: str) -> set:
+        return set(re.findall(r"MISSING=([A-Za-z0-9._-]+)", self.failure_text(host_name)))
+
+    def explain(self) -> str:
+        return f"rc={self.returncode} after {self.seconds:.1f}s\n--- stdout ---\n{self.stdout}\n--- stderr ---\n{self.stderr}"
+
+
+def _unescape(text: str) -> str:
+    return text.replace("\\n", "\n").replace('\\"', '"')
+
+
+def _run_crosscheck(fleet, *extra_args, timeout=300) -> PlaybookRun:
+    """One real ``ansible-playbook playbooks/crosscheck.yml`` over the fleet's inventory and cluster file."""
+    if fleet.verdicts_path.exists():
+        fleet.verdicts_path.unlink()
+    command = [str(Path(sys.executable).with_name("ansible-playbook")), str(CROSSCHECK_PLAYBOOK),
+               "-i", str(fleet.inventory_path),
+               "-e", f"runtime_gate_runtimeclasses_file={fleet.cluster_path}",
+               "-e", f"runtime_gate_verdicts_file={fleet.verdicts_path}"]
+    command += list(extra_args)
+    environment = dict(os.environ)
+    environment.update({
+        "ANSIBLE_CONFIG": str(REPO_ROOT / "ansible.cfg"),
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_FORCE_COLOR": "0",
+        "ANSIBLE_LOCAL_TEMP": str(fleet.base_dir / "ansible-tmp"),
+        # Short and private: ControlPath sockets must fit in 108 bytes, and other sessions use ~/.ansible/cp.
+        "ANSIBLE_SSH_CONTROL_PATH_DIR": tempfile.mkdtemp(prefix="rg-cp-"),
+    })
+    started = time.monotonic()
+    completed = subprocess.run(command, cwd=REPO_ROOT, env=environment, capture_output=True, text=True,
+                               timeout=timeout, check=False)
+    _close_ssh_masters(Path(environment["ANSIBLE_SSH_CONTROL_PATH_DIR"]))
+    return PlaybookRun(fleet, completed.returncode, completed.stdout, completed.stderr,
+                       time.monotonic() - started)
+
+
+def _close_ssh_masters(control_dir: Path):
+    """End the ControlPersist masters of a run (they would outlive it by 60 s), then drop their sockets."""
+    for socket_path in control_dir.iterdir():
+        subprocess.run(["ssh", "-o", f"ControlPath={socket_path}", "-O", "exit", "control-master"],
+                       capture_output=True, timeout=10, check=False)
+    shutil.rmtree(control_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def run_crosscheck(containerd_bin):
+    """``run_crosscheck(fleet, *extra_ansible_playbook_args)`` → PlaybookRun."""
+    if not CROSSCHECK_PLAYBOOK.exists():
+        pytest.fail(f"{CROSSCHECK_PLAYBOOK} does not exist", pytrace=False)
+    return _run_crosscheck

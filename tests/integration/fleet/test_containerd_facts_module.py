@@ -1,0 +1,183 @@
+"""gpufleet.runtime_gate.containerd_facts through pytest-ansible, one multi-host inventory per test.
+
+pytest-ansible's ``ansible_module`` fixture is bound to the session's ``--inventory``/``--host-pattern``;
+each test here needs its own inventory (fresh config trees), so the same dispatcher object is built from
+``ansible_adhoc(inventory=..., host_pattern=...)``. One call runs the module on every host of the test's
+inventory (local connection, the real containerd); per-host arguments come from host variables through
+templates, which ansible-core 2.19 only renders when the strings are marked trusted.
+"""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ansible.template import trust_as_template
+
+from support.fleet import FleetHost, build_fleet
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+FACTS_MODULE = "gpufleet.runtime_gate.containerd_facts"
+# The playbook's variable names, so an inventory written for crosscheck.yml drives the module too.
+MODULE_ARGS = {
+    "containerd_bin": "{{ runtime_gate_containerd_bin | default('containerd') }}",
+    "config_path": "{{ runtime_gate_containerd_config }}",
+    "dump_file": "{{ runtime_gate_dump_file | default(omit) }}",
+}
+RUNC_V2 = "io.containerd.runc.v2"
+NVIDIA_BINARY = "/usr/bin/nvidia-container-runtime"
+NVIDIA_CDI_BINARY = "/usr/bin/nvidia-container-runtime.cdi"
+
+
+@pytest.fixture
+def containerd_facts_on(ansible_adhoc, containerd_bin):
+    """``containerd_facts_on(fleet)`` → ``{host: result}`` for one module run over the fleet's gpu_nodes."""
+    def run(fleet):
+        host_manager = ansible_adhoc(inventory=str(fleet.inventory_path), host_pattern="gpu_nodes")
+        containerd_facts = getattr(host_manager["gpu_nodes"], FACTS_MODULE)
+        results = containerd_facts(**{name: trust_as_template(value) for name, value in MODULE_ARGS.items()})
+        return {host.name: results[host.name] for host in fleet.hosts}
+    return run
+
+
+def write_executable(path, script):
+    path.write_text(script, encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return str(path)
+
+
+def test_facts_from_live_dumps_on_many_hosts(tmp_path, containerd_facts_on):
+    hosts = [FleetHost(f"facts-{scenario}", scenario) for scenario in (
+        "healthy", "dropin-glob-match", "dropin-glob-conf", "dropin-partial", "dropin-nvidia-only",
+        "root-version-3", "default-nvidia", "cri-disabled")]
+    fleet = build_fleet(tmp_path, hosts)
+    results = containerd_facts_on(fleet)
+    for host in hosts:
+        result = results[host.name]
+        assert not result.is_failed, (host.name, dict(result))
+        assert result.get("changed") is False, host.name
+        facts = result["ansible_facts"]["containerd"]
+        assert facts["source"] == "command", host.name
+        assert facts["containerd_version"].startswith("1.6."), facts["containerd_version"]
+        assert facts["dump_version"] == 2, host.name
+        # The module reports what the dump lists; whether CRI can serve it is the verdict's business.
+        assert set(facts["runtimes"]) == host.config.dumped_runtimes, host.name
+        if not host.config.cri_disabled:
+            assert facts["cri_runtime_plugin"] == "io.containerd.grpc.v1.cri", host.name
+            assert facts["default_runtime_name"] == host.config.default_runtime, host.name
+        for name, runtime in facts["runtimes"].items():
+            assert runtime["runtime_type"] == RUNC_V2, (host.name, name)
+            assert runtime["binary_name"] == {"nvidia": NVIDIA_BINARY, "nvidia-cdi": NVIDIA_CDI_BINARY}.get(name), (
+                host.name, name, runtime)
+            # Declared runtimes carry the options the files set; containerd's built-in runc (the only
+            # runtime of root-version-3) carries its full default option set, SystemdCgroup = false.
+            assert "SystemdCgroup" in runtime["options"], (host.name, name, runtime)
+            if name != "runc":
+                assert runtime["options"]["SystemdCgroup"] is True, (host.name, name, runtime)
+
+
+def test_facts_from_dump_files_never_run_the_binary(tmp_path, containerd_facts_on, shared_containerd_fixtures):
+    """A live 1.6 dump taken beforehand and dumps printed by 1.7.34, 2.2.0 and 2.3.4 (shared fixtures)."""
+    released_dumps = {version: shared_containerd_fixtures / version / scenario / "config-dump.toml"
+                      for version, scenario in (("1.7.34", "S3full"), ("2.2.0", "S1"), ("2.3.4", "S1"))}
+    hosts = [FleetHost("dump-live-1.6-partial", "dropin-partial", use_dump_file=True)] + [
+        FleetHost(f"dump-{version}", "config-absent",
+                  inventory_vars={"runtime_gate_dump_file": str(dump_path),
+                                  "runtime_gate_containerd_bin": str(tmp_path / "no-such-containerd")})
+        for version, dump_path in released_dumps.items()]
+    results = containerd_facts_on(build_fleet(tmp_path, hosts))
+    expected = {
+        "dump-live-1.6-partial": (2, "io.containerd.grpc.v1.cri", {"runc", "nvidia"}),
+        "dump-1.7.34": (2, "io.containerd.grpc.v1.cri", {"runc", "nvidia", "nvidia-cdi"}),
+        "dump-2.2.0": (3, "io.containerd.cri.v1.runtime", {"runc", "nvidia", "nvidia-cdi"}),
+        "dump-2.3.4": (4, "io.containerd.cri.v1.runtime", {"runc", "nvidia", "nvidia-cdi"}),
+    }
+    for host_name, (dump_version, cri_plugin, runtimes) in expected.items():
+        result = results[host_name]
+        assert not result.is_failed, (host_name, dict(result))
+        facts = result["ansible_facts"]["containerd"]
+        assert facts["source"] == "file", host_name
+        assert (facts["dump_version"], facts["cri_runtime_plugin"]) == (dump_version, cri_plugin), host_name
+        assert set(facts["runtimes"]) == runtimes, host_name
+        assert facts["default_runtime_name"] == "runc", host_name
+        assert facts["runtimes"]["nvidia"]["binary_name"] == NVIDIA_BINARY, host_name
+        # No binary ran: the version comes only from `containerd --version`.
+        assert facts["containerd_version"] is None, host_name
+
+
+def test_gathering_failures_name_the_node_and_the_command_or_file(tmp_path, containerd_facts_on):
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    silent_containerd = write_executable(scripts / "containerd-silent", "#!/bin/sh\nexit 0\n")
+    failing_containerd = write_executable(
+        scripts / "containerd-failing", '#!/bin/sh\necho "fake containerd: plugin init exploded" >&2\nexit 3\n')
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    malformed_dump = dumps / "malformed.toml"
+    malformed_dump.write_text('version = 2\n[plugins."io.containerd.grpc.v1.cri"\n', encoding="utf-8")
+    non_utf8_dump = dumps / "latin1.toml"
+    non_utf8_dump.write_bytes('version = 2\n# r\xe9sum\xe9\n'.encode("latin-1"))
+    missing_dump = dumps / "never-written.toml"
+    missing_binary = str(tmp_path / "no-such-containerd")
+
+    hosts = [
+        FleetHost("fail-binary-missing", "healthy", inventory_vars={"runtime_gate_containerd_bin": missing_binary}),
+        FleetHost("fail-config-malformed", "config-malformed"),
+        FleetHost("fail-config-absent", "config-absent"),
+        FleetHost("fail-nonzero-exit", "healthy", inventory_vars={"runtime_gate_containerd_bin": failing_containerd}),
+        FleetHost("fail-empty-output", "healthy", inventory_vars={"runtime_gate_containerd_bin": silent_containerd}),
+        FleetHost("fail-malformed-dump", "healthy", inventory_vars={"runtime_gate_dump_file": str(malformed_dump)}),
+        FleetHost("fail-non-utf8-dump", "healthy", inventory_vars={"runtime_gate_dump_file": str(non_utf8_dump)}),
+        FleetHost("fail-dump-absent", "healthy", inventory_vars={"runtime_gate_dump_file": str(missing_dump)}),
+    ]
+    fleet = build_fleet(tmp_path / "fleet", hosts)
+    results = containerd_facts_on(fleet)
+    config = {host.name: str(fleet.config_path(host.name)) for host in hosts}
+    # host → fragments its message must contain: the command or file, and the cause.
+    expected_fragments = {
+        "fail-binary-missing": [missing_binary, "not found"],
+        "fail-config-malformed": [config["fail-config-malformed"], "exited 1", "failed to load TOML",
+                                  "unterminated"],
+        "fail-config-absent": [config["fail-config-absent"], "exited 1", "no such file or directory"],
+        "fail-nonzero-exit": [failing_containerd, "config dump", "exited 3", "plugin init exploded"],
+        "fail-empty-output": [silent_containerd, "config dump", "nothing"],
+        "fail-malformed-dump": [str(malformed_dump), "TOML"],
+        "fail-non-utf8-dump": [str(non_utf8_dump), "UTF-8"],
+        "fail-dump-absent": [str(missing_dump), "does not exist"],
+    }
+    for host_name, fragments in expected_fragments.items():
+        result = results[host_name]
+        assert result.is_failed, (host_name, dict(result))
+        message = result["msg"]
+        assert host_name in message, message
+        for fragment in fragments:
+            assert fragment.lower() in message.lower(), (host_name, fragment, message)
+        assert "Traceback" not in message and "ansible_facts" not in result, (host_name, dict(result))
+
+
+def test_check_mode_gathers_the_same_facts(tmp_path, containerd_bin):
+    """Facts modules run unchanged under --check.
+
+    Through the ``ansible`` CLI: pytest-ansible 26 accepts ``check=True`` but never hands it to ad-hoc
+    runs (``_configure_adhoc_cli`` forwards only connection, user, become*, module_path).
+    """
+    fleet = build_fleet(tmp_path, [FleetHost("check-healthy", "healthy"), FleetHost("check-partial", "dropin-partial")])
+    module_args = " ".join(f"{name}={value!r}" for name, value in MODULE_ARGS.items() if name != "dump_file")
+    tree_dir = tmp_path / "results"
+    # The tree callback writes each host's result as JSON to <tree_dir>/<host>.
+    environment = dict(os.environ, ANSIBLE_CONFIG=str(REPO_ROOT / "ansible.cfg"), ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
+                       ANSIBLE_CALLBACKS_ENABLED="ansible.builtin.tree", ANSIBLE_CALLBACK_TREE_DIR=str(tree_dir),
+                       ANSIBLE_NOCOLOR="1")
+    completed = subprocess.run(
+        [str(Path(sys.executable).with_name("ansible")), "gpu_nodes", "-i", str(fleet.inventory_path), "--check",
+         "-m", FACTS_MODULE, "-a", module_args],
+        cwd=REPO_ROOT, env=environment, capture_output=True, text=True, timeout=120, check=False)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    for host in fleet.hosts:
+        result = json.loads((tree_dir / host.name).read_text(encoding="utf-8"))
+        assert not result.get("failed") and result.get("changed") is False, result
+        assert set(result["ansible_facts"]["containerd"]["runtimes"]) == host.config.dumped_runtimes, host.name
