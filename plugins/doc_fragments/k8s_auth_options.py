@@ -1,0 +1,66 @@
+"""Cluster connection options shared by the collection's Kubernetes modules (kubernetes.core's names)."""
+
+
+class ModuleDocFragment:
+    DOCUMENTATION = r"""
+options:
+  kubeconfig:
+    description:
+      - Path to a kubeconfig file.
+      - Without O(host) plus O(api_key) (or plus O(client_cert) and O(client_key)), the connection is
+        taken from this file; with neither O(kubeconfig) nor O(context) set, the in-cluster service
+        account is tried first, then C($KUBECONFIG) or C(~/.kube/config).
+      - Can also be set with the E(K8S_AUTH_KUBECONFIG) environment variable.
+    type: path
+  context:
+    description:
+      - The kubeconfig context to use instead of its C(current-context).
+      - Can also be set with the E(K8S_AUTH_CONTEXT) environment variable.
+    type: str
+  host:
+    description:
+      - URL of the Kubernetes API server, for example C(https://10.0.0.1:6443).
+      - Overrides the server of the kubeconfig.
+      - Can also be set with the E(K8S_AUTH_HOST) environment variable.
+    type: str
+  api_key:
+    description:
+      - Bearer token to authenticate with. Never logged nor shown in error messages.
+      - Can also be set with the E(K8S_AUTH_API_KEY) environment variable.
+    type: str
+  validate_certs:
+    description:
+      - Whether to verify the API server's TLS certificate.
+      - When not set, the kubeconfig's C(insecure-skip-tls-verify) applies; without one, certificates are verified.
+      - Can also be set with the E(K8S_AUTH_VALIDATE_CERTS) or E(K8S_AUTH_VERIFY_SSL) environment variables.
+    type: bool
+    aliases: [verify_ssl]
+  ca_cert:
+    description:
+      - Path to a CA bundle to verify the API server's certificate with.
+      - Can also be set with the E(K8S_AUTH_CA_CERT) or E(K8S_AUTH_SSL_CA_CERT) environment variables.
+    type: path
+    aliases: [ssl_ca_cert]
+  client_cert:
+    description:
+      - Path to a client certificate to authenticate with, together with O(client_key).
+      - Can also be set with the E(K8S_AUTH_CLIENT_CERT) or E(K8S_AUTH_CERT_FILE) environment variables.
+    type: path
+    aliases: [cert_file]
+  client_key:
+    description:
+      - Path to the private key of O(client_cert).
+      - Can also be set with the E(K8S_AUTH_CLIENT_KEY) or E(K8S_AUTH_KEY_FILE) environment variables.
+    type: path
+    aliases: [key_file]
+  proxy:
+    description:
+      - URL of an HTTP(S) proxy to reach the API server through.
+      - E(HTTPS_PROXY) is not read; set this option or E(K8S_AUTH_PROXY).
+    type: str
+notes:
+  - The options follow the names of the C(kubernetes.core) collection's C(k8s_auth_options), so one
+    C(module_defaults) block for C(group/gpufleet.runtime_gate.k8s) carries them to every module of the group.
+requirements:
+  - kubernetes >= 37.0.2 (Python library, on the host that runs the module)
+"""

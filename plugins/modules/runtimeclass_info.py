@@ -1,0 +1,244 @@
+#!/usr/bin/python
+# Copyright: gpufleet platform team
+# Apache License 2.0 (see galaxy.yml)
+
+DOCUMENTATION = r"""
+module: runtimeclass_info
+short_description: Read the cluster's RuntimeClasses (and Nodes) from the API server or a YAML file
+version_added: 0.1.0
+description:
+  - Lists C(node.k8s.io/v1) RuntimeClasses, and with O(nodes=true) also C(v1) Nodes, from a Kubernetes
+    API server, page by page (C(limit) and C(continue)).
+  - With O(src), reads the same objects from a YAML file instead, for example the output of
+    C(kubectl get runtimeclass,node -o yaml); the connection options are then ignored.
+  - Both sources give the same normalised shape, so later checks do not care where the data came from.
+  - Run it once per play (C(run_once) plus C(delegate_to=localhost)); the cluster view is the same for every host.
+extends_documentation_fragment:
+  - gpufleet.runtime_gate.k8s_auth_options
+options:
+  src:
+    description:
+      - Path of a YAML file on the host that runs the module (the controller in the shipped playbooks).
+      - A C(List) as printed by C(kubectl get -o yaml), or multi-document manifests. Objects of other kinds are skipped.
+      - The file must hold at least one RuntimeClass or Node; empty files, malformed YAML, RuntimeClasses without
+        a string C(handler), duplicate names, and files of 50 MB or more fail the task.
+    type: path
+  nodes:
+    description:
+      - Also return the Nodes, with their labels, allocatable resources and C(status.runtimeHandlers).
+    type: bool
+    default: false
+  page_size:
+    description:
+      - How many objects to ask for per list request (C(limit)); the server may return fewer.
+    type: int
+    default: 500
+  request_timeout:
+    description:
+      - Seconds to wait for each API request before failing.
+    type: int
+    default: 30
+attributes:
+  check_mode:
+    support: full
+    description: Only reads; runs the same in check mode.
+  diff_mode:
+    support: none
+    description: Changes nothing, so there is nothing to diff.
+  idempotent:
+    support: full
+    description: Only reads.
+author:
+  - gpufleet platform team
+"""
+
+EXAMPLES = r"""
+- name: Read RuntimeClasses and Nodes from the cluster of the current kubeconfig context
+  gpufleet.runtime_gate.runtimeclass_info:
+    nodes: true
+  delegate_to: localhost
+  run_once: true
+  register: cluster
+
+- name: Read them with a service-account token
+  gpufleet.runtime_gate.runtimeclass_info:
+    host: https://10.0.0.1:6443
+    api_key: "{{ lookup('ansible.builtin.file', '/etc/gpufleet/checker.token') }}"
+    ca_cert: /etc/gpufleet/cluster-ca.crt
+  delegate_to: localhost
+  run_once: true
+  register: cluster
+
+- name: Carry the connection for every module of the group
+  module_defaults:
+    group/gpufleet.runtime_gate.k8s:
+      kubeconfig: ~/.kube/gpu-cluster
+      context: gpu-prod
+  block:
+    - name: Read RuntimeClasses of the gpu-prod context
+      gpufleet.runtime_gate.runtimeclass_info:
+      delegate_to: localhost
+      run_once: true
+      register: cluster
+
+- name: Use an export instead of a live cluster (kubectl get runtimeclass,node -o yaml > cluster.yaml)
+  gpufleet.runtime_gate.runtimeclass_info:
+    src: "{{ playbook_dir }}/cluster.yaml"
+    nodes: true
+  delegate_to: localhost
+  run_once: true
+  register: cluster
+"""
+
+RETURN = r"""
+runtimeclasses:
+  description: The RuntimeClasses, sorted by name.
+  returned: success
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: C(metadata.name), the value pods put in C(spec.runtimeClassName).
+      type: str
+      sample: nvidia
+    handler:
+      description: The CRI handler name, which must match a runtime loaded by the node's containerd.
+      type: str
+      sample: nvidia
+    overhead_pod_fixed:
+      description: C(overhead.podFixed) as resource name to quantity string; null when the class has none.
+      type: dict
+      sample: {cpu: 250m, memory: 120Mi}
+    node_selector:
+      description: C(scheduling.nodeSelector); null when absent or empty, meaning the class claims every node.
+      type: dict
+      sample: {nvidia.com/gpu.present: "true"}
+    tolerations:
+      description: C(scheduling.tolerations) as the API gives them (camelCase keys); empty when none.
+      type: list
+      elements: dict
+      sample: []
+nodes:
+  description: The Nodes, sorted by name.
+  returned: success and O(nodes=true)
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: C(metadata.name).
+      type: str
+    labels:
+      description: C(metadata.labels); empty when none.
+      type: dict
+    allocatable:
+      description: C(status.allocatable) as resource name to quantity string.
+      type: dict
+    runtime_handlers:
+      description:
+        - C(status.runtimeHandlers) as a list of C(name) and C(features); name C("") is the default handler.
+        - An empty list means unknown (containerd 1.7, kubelet before 1.30, or feature gates off), not "no handlers".
+      type: list
+      elements: dict
+      sample: [{name: "", features: {recursiveReadOnlyMounts: true, userNamespaces: false}}]
+source:
+  description: Where the objects came from.
+  returned: success
+  type: dict
+  sample: {type: api, server: "https://10.0.0.1:6443"}
+  contains:
+    type:
+      description: C(api) or C(file).
+      type: str
+    server:
+      description: The API server URL.
+      type: str
+      returned: when RV(source.type=api)
+    path:
+      description: The O(src) file.
+      type: str
+      returned: when RV(source.type=file)
+api_requests:
+  description: How many list requests were sent to the API server; 0 with O(src).
+  returned: success
+  type: int
+  sample: 2
+server:
+  description: The API server that failed to answer, next to the failure message.
+  returned: failure while reading the cluster, when the server is known
+  type: str
+http_status:
+  description: The HTTP status the API server answered with.
+  returned: failure with an HTTP error answer
+  type: int
+  sample: 403
+"""
+
+import copy
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import (
+    HAS_YAML,
+    YAML_IMPORT_ERROR,
+    read_manifest_file,
+)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import (
+    AUTH_ARG_SPEC,
+    HAS_KUBERNETES,
+    KUBERNETES_IMPORT_ERROR,
+    KubeAccessError,
+    list_cluster_objects,
+)
+
+
+def main():
+    argument_spec = copy.deepcopy(AUTH_ARG_SPEC)
+    argument_spec.update(
+        src={"type": "path"},
+        nodes={"type": "bool", "default": False},
+        page_size={"type": "int", "default": 500},
+        request_timeout={"type": "int", "default": 30},
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    params = module.params
+    for positive in ("page_size", "request_timeout"):
+        if params[positive] < 1:
+            module.fail_json(msg=f"{positive} must be at least 1, not {params[positive]}")
+
+    if params["src"]:
+        if not HAS_YAML:
+            module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_IMPORT_ERROR)
+        try:
+            cluster_objects = read_manifest_file(params["src"])
+        except RuntimeGateError as err:
+            module.fail_json(msg=str(err), source={"type": "file", "path": params["src"]})
+        source = {"type": "file", "path": params["src"]}
+        api_requests = 0
+    else:
+        if not HAS_KUBERNETES:
+            module.fail_json(msg=missing_required_lib("kubernetes"), exception=KUBERNETES_IMPORT_ERROR)
+        auth_options = {name: params[name] for name in AUTH_ARG_SPEC}
+        try:
+            cluster_objects = list_cluster_objects(auth_options, include_nodes=params["nodes"],
+                                                   page_size=params["page_size"],
+                                                   request_timeout=params["request_timeout"])
+        except KubeAccessError as err:
+            failure = {"server": err.server} if err.server else {}
+            if err.http_status:
+                failure["http_status"] = err.http_status
+            module.fail_json(msg=str(err), **failure)
+        except RuntimeGateError as err:
+            module.fail_json(msg=str(err))
+        source = {"type": "api", "server": cluster_objects["server"]}
+        api_requests = cluster_objects["api_requests"]
+
+    result = {"changed": False, "runtimeclasses": cluster_objects["runtimeclasses"], "source": source,
+              "api_requests": api_requests}
+    if params["nodes"]:
+        result["nodes"] = cluster_objects["nodes"]
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
