@@ -50,7 +50,7 @@ def summary_table(verdicts):
         rows.append((host, verdict["verdict"], verdict["default_runtime"] or "-", detail or "-"))
     widths = [max(len(row[column]) for row in rows) for column in range(3)]
     lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3] for row in rows
+        "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True)) + "  " + row[3] for row in rows
     ]
     counts = verdict_counts(verdicts)
     lines.append(", ".join(f"{counts[verdict]} {verdict}" for verdict in VERDICTS) + f" of {len(verdicts)} hosts")

@@ -4,7 +4,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from support.paths import REPO_ROOT
 
 BIN = Path(sys.executable).parent

@@ -3,12 +3,11 @@
 containerd 1.7, 2.0, 2.2 and 2.3 dumps come from ../shared/fixtures (real binaries built from
 release tags); 1.6 dumps are produced live by Debian's containerd in the tests below.
 """
-import os
-import shutil
 import subprocess
 
 import pytest
 from support.paths import SHARED_FIXTURES
+from support.tools import require_command
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import (
     CRI_PLUGIN_V2,
@@ -140,13 +139,7 @@ def test_root_config_summary_reads_the_files_own_version_and_imports():
 # --- containerd 1.6, live -------------------------------------------------------------------------
 
 def _containerd():
-    binary = shutil.which("containerd")
-    if binary is None:
-        message = "containerd is not installed: run `make test` (installs Debian's containerd) or apt-get install containerd"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return binary
+    return require_command("containerd", "containerd")
 
 
 def _live_dump(tree, config="config.toml"):

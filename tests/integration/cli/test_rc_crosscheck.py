@@ -1,11 +1,10 @@
 """bin/rc-crosscheck: the seed lab's single-node contract, run as a user runs it (a subprocess)."""
-import os
-import shutil
 import subprocess
 import sys
 
 import pytest
 from support.paths import REPO_ROOT, SHARED_FIXTURES
+from support.tools import require_command
 
 RC_CROSSCHECK = REPO_ROOT / "bin" / "rc-crosscheck"
 
@@ -132,11 +131,7 @@ def test_unreachable_cluster_exits_2(tmp_path):
 
 
 def _containerd():
-    if shutil.which("containerd") is None:
-        message = "containerd is not installed: run `make test` or apt-get install containerd"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    require_command("containerd", "containerd")
 
 
 def test_without_dump_runs_the_real_containerd(tmp_path, runtimeclasses):

@@ -16,37 +16,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from support import fleet as fleet_support
 from support import sshd as sshd_support
+from support.paths import REPO_ROOT, SHARED_FIXTURES
+from support.tools import require_command, require_tool
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
 CROSSCHECK_PLAYBOOK = REPO_ROOT / "playbooks" / "crosscheck.yml"
-MISSING_CONTAINERD_MESSAGE = "containerd is not installed: run make test / apt-get install containerd"
 SSH_ADDRESSES = ("127.0.0.2", "127.0.0.3", "127.0.0.4")
-# Dumps printed by containerd releases that cannot be installed here (see its README.md).
-SHARED_CONTAINERD_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures" / "containerd"
-
-
-def require_tool(present: bool, message: str):
-    if present:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(message, pytrace=False)
-    pytest.skip(message)
 
 
 @pytest.fixture(scope="session")
 def containerd_bin() -> str:
-    found = shutil.which("containerd")
-    require_tool(found is not None, MISSING_CONTAINERD_MESSAGE)
-    return found
+    return require_command("containerd", "containerd")
 
 
 @pytest.fixture(scope="session")
 def shared_containerd_fixtures() -> Path:
-    require_tool(SHARED_CONTAINERD_FIXTURES.is_dir(), f"{SHARED_CONTAINERD_FIXTURES} is missing (the shared checkout)")
-    return SHARED_CONTAINERD_FIXTURES
+    require_tool(SHARED_FIXTURES.is_dir(), f"{SHARED_FIXTURES} is missing (the shared checkout)")
+    return SHARED_FIXTURES
 
 
 @pytest.fixture(scope="module")

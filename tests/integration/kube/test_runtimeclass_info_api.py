@@ -6,13 +6,13 @@ can only be read completely by following ``continue`` tokens.
 import dataclasses
 import json
 import os
-import shutil
 import socket
 import subprocess
 
 import pytest
 import yaml
 from support.paths import REPO_ROOT
+from support.tools import require_command
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import KubeAccessError, list_cluster_objects
 from support.kube_fixtures import node, runtimeclass
@@ -81,13 +81,7 @@ def assert_one_clear_failure(run, *fragments, secrets=()):
 
 
 def kubectl_or_skip():
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        message = "kubectl is not installed; the kubectl-against-stand-in check needs it (apt-get install kubectl)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return kubectl
+    return require_command("kubectl", "kubernetes-client")
 
 
 @pytest.fixture
