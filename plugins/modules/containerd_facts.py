@@ -22,7 +22,7 @@ description:
     the cause.
 version_added: 0.1.0
 author:
-  - gpufleet platform team
+  - gpufleet platform team (@gpufleet)
 options:
   containerd_bin:
     description:
@@ -50,6 +50,7 @@ attributes:
     description: Only reads; check mode runs it unchanged.
   diff_mode:
     support: none
+    description: Reports nothing to diff; it never changes files.
   idempotent:
     support: full
     description: Never changes anything on the node.
@@ -58,6 +59,7 @@ attributes:
     description: An action plugin parses the node's raw text on the controller.
   facts:
     support: full
+    description: Sets C(ansible_facts.containerd).
 notes:
   - The dump starts from containerd's built-in defaults and re-reads the files, like a restart would; a
     daemon that was not restarted after an edit may still run an older configuration.
@@ -114,7 +116,11 @@ ansible_facts:
         runtimes:
           description: Loaded runtimes by name, each with C(runtime_type), C(binary_name) (C(options.BinaryName), null when unset) and C(options).
           type: dict
-          sample: {"nvidia": {"runtime_type": "io.containerd.runc.v2", "binary_name": "/usr/bin/nvidia-container-runtime", "options": {"BinaryName": "/usr/bin/nvidia-container-runtime"}}}
+          sample:
+            nvidia:
+              runtime_type: io.containerd.runc.v2
+              binary_name: /usr/bin/nvidia-container-runtime
+              options: {BinaryName: /usr/bin/nvidia-container-runtime}
         ignored_runtimes:
           description: Runtimes written under the plugin key this config version ignores, by key.
           type: dict

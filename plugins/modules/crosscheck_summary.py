@@ -14,7 +14,7 @@ description:
   - Runs on the controller (action plugin); run it once per play.
 version_added: 0.1.0
 author:
-  - gpufleet platform team
+  - gpufleet platform team (@gpufleet)
 options:
   hosts:
     description:
@@ -34,12 +34,16 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Same result in check mode; the verdicts file is written in check mode too, since it changes no host.
   diff_mode:
     support: none
+    description: Nothing to diff.
   idempotent:
     support: full
+    description: Writes the same file for the same verdicts.
   action:
     support: full
+    description: Runs on the controller; reads the other hosts' registered verdicts.
 seealso:
   - module: gpufleet.runtime_gate.handler_crosscheck
 """
@@ -66,7 +70,9 @@ table_lines:
   type: list
   elements: str
 verdicts:
-  description: Per host C(verdict), C(missing_handlers), C(required_handlers), C(loaded_runtimes), C(default_runtime), C(containerd_version), C(reason), C(notes).
+  description:
+    - Per host C(verdict), C(missing_handlers), C(required_handlers), C(loaded_runtimes), C(default_runtime),
+      C(containerd_version), C(reason), C(notes).
   returned: always
   type: dict
 counts:

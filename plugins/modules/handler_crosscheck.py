@@ -21,7 +21,7 @@ description:
     not be gathered). C(MISSING) and C(UNKNOWN) fail the task unless O(fail_on_verdict=false).
 version_added: 0.1.0
 author:
-  - gpufleet platform team
+  - gpufleet platform team (@gpufleet)
 options:
   facts:
     description:
@@ -64,10 +64,13 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Pure computation; same result in check mode.
   diff_mode:
     support: none
+    description: Nothing to diff.
   idempotent:
     support: full
+    description: Changes nothing.
   action:
     support: full
     description: Pure computation on the controller.

@@ -49,7 +49,7 @@ attributes:
     support: full
     description: Only reads.
 author:
-  - gpufleet platform team
+  - gpufleet platform team (@gpufleet)
 """
 
 EXAMPLES = r"""

@@ -120,7 +120,10 @@ def test_verdict_is_independent_of_runtimeclass_order():
 @pytest.mark.parametrize(
     "gather_result,fragment",
     [
-        ({"failed": True, "msg": "n1: `containerd config dump` exited 1: boom"}, "gathering containerd facts failed: n1: `containerd config dump` exited 1: boom"),
+        (
+            {"failed": True, "msg": "n1: `containerd config dump` exited 1: boom"},
+            "gathering containerd facts failed: n1: `containerd config dump` exited 1: boom",
+        ),
         ({"unreachable": True, "msg": "Failed to connect"}, "host unreachable while gathering containerd facts"),
         ({"skipped": True}, "was skipped"),
         ({"changed": False}, "holds no ansible_facts.containerd"),

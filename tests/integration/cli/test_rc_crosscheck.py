@@ -30,6 +30,9 @@ scheduling:
 """
 
 
+WRONG_TYPE_DUMP = 'version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\nruntimes = "x"\n'
+
+
 def run(*arguments, stdin=None, via_venv_python=False):
     command = [sys.executable, str(RC_CROSSCHECK)] if via_venv_python else [str(RC_CROSSCHECK)]
     return subprocess.run(command + [str(argument) for argument in arguments], input=stdin,
@@ -66,7 +69,7 @@ def test_node_labels_scope_the_classes(runtimeclasses):
 
 def test_default_runtime_is_always_required(tmp_path):
     only_nvidia = tmp_path / "nvidia.yaml"
-    only_nvidia.write_text(RUNTIMECLASSES.split("---")[0])
+    only_nvidia.write_text(RUNTIMECLASSES.split("---", maxsplit=1)[0])
     # 2.2.0/S5 sets default_runtime_name = nvidia, which is loaded: OK. Judge a dump whose default is absent:
     broken = tmp_path / "dump.toml"
     broken.write_text(dump("2.2.0", "S5").read_text().replace("default_runtime_name = 'nvidia'", "default_runtime_name = 'kata'"))
@@ -88,7 +91,7 @@ def test_runtimeclasses_from_stdin(runtimeclasses):
         (lambda tmp: tmp.joinpath("latin1.toml").write_bytes(b"version = 2 # \xe9t\xe9\n") and tmp / "latin1.toml", "not UTF-8"),
         (lambda tmp: tmp.joinpath("empty.toml").write_bytes(b"") is not None and tmp / "empty.toml", "printed nothing"),
         (lambda tmp: tmp / "absent.toml", "does not exist"),
-        (lambda tmp: tmp.joinpath("wrongtype.toml").write_text('version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\nruntimes = "x"\n') and tmp / "wrongtype.toml", "expected a table"),
+        (lambda tmp: tmp.joinpath("wrongtype.toml").write_text(WRONG_TYPE_DUMP) and tmp / "wrongtype.toml", "expected a table"),
     ],
     ids=["malformed", "non-utf8", "empty", "missing", "wrong-type"],
 )

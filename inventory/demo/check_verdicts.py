@@ -1,5 +1,4 @@
-#!/usr/bin/env python3
-"""check-verdicts PLAYBOOK_RC VERDICTS_JSON EXPECTED_YML — did the demo end as documented?
+"""check_verdicts.py PLAYBOOK_RC VERDICTS_JSON EXPECTED_YML — did the demo end as documented?
 
 The demo fleet is broken on purpose, so ansible-playbook must exit 2 (hosts failed) having written the
 verdicts of every host, and they must equal inventory/demo/expected-verdicts.yml. Exit 0 when they do,
