@@ -26,7 +26,6 @@ class ActionModule(ActionBase):
         _validation, args = self.validate_argument_spec(
             argument_spec=ARGUMENT_SPEC,
             mutually_exclusive=[("facts", "gather_result"), ("runtimeclasses", "cluster_result")],
-            required_one_of=[("facts", "gather_result"), ("runtimeclasses", "cluster_result")],
         )
         verdict = judge_gathered(**{name: args[name] for name in ARGUMENT_SPEC if name != "fail_on_verdict"})
         result.update(verdict)

@@ -88,6 +88,8 @@ def judge_gathered(
     A result that failed, was skipped or whose host was unreachable makes the node UNKNOWN.
     """
     if facts is None:
+        if gather_result is None:
+            return unknown(node_name, "no containerd facts were gathered for this node")
         reason = _failure_reason(gather_result, "gathering containerd facts")
         if reason:
             return unknown(node_name, reason)
@@ -96,6 +98,8 @@ def judge_gathered(
             return unknown(node_name, "gather_result holds no ansible_facts.containerd")
 
     if runtimeclasses is None:
+        if cluster_result is None:
+            return unknown(node_name, "no RuntimeClasses were read: the cluster was never asked (was localhost left out by --limit?)")
         reason = _failure_reason(cluster_result, "reading RuntimeClasses from the cluster")
         if reason:
             return unknown(node_name, reason)

@@ -26,7 +26,7 @@ options:
   facts:
     description:
       - The node's containerd facts, as C(ansible_facts.containerd) from M(gpufleet.runtime_gate.containerd_facts).
-      - Exactly one of O(facts) and O(gather_result).
+      - At most one of O(facts) and O(gather_result); with neither, the verdict is C(UNKNOWN).
     type: dict
   gather_result:
     description:
@@ -34,7 +34,8 @@ options:
     type: dict
   runtimeclasses:
     description:
-      - RuntimeClasses as M(gpufleet.runtime_gate.runtimeclass_info) returns them. Exactly one of O(runtimeclasses) and O(cluster_result).
+      - RuntimeClasses as M(gpufleet.runtime_gate.runtimeclass_info) returns them.
+      - At most one of O(runtimeclasses) and O(cluster_result); with neither, the verdict is C(UNKNOWN).
     type: list
     elements: dict
   cluster_result:

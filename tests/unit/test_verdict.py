@@ -142,6 +142,13 @@ def test_cluster_that_could_not_be_read_makes_every_node_unknown():
     assert verdict["verdict"] == UNKNOWN and "401 Unauthorized" in verdict["reason"]
 
 
+def test_nothing_gathered_is_unknown():
+    assert judge_gathered(node_name="n1", runtimeclasses=[])["verdict"] == UNKNOWN
+    gathered = {"ansible_facts": {"containerd": facts(["runc"])}}
+    verdict = judge_gathered(node_name="n1", gather_result=gathered)
+    assert verdict["verdict"] == UNKNOWN and "never asked" in verdict["reason"]
+
+
 def test_cluster_result_carries_nodes_for_labels():
     gathered = {"ansible_facts": {"containerd": facts(["runc", "nvidia", "nvidia-cdi"])}}
     cluster = {"runtimeclasses": CLASSES, "nodes": [{"name": "n1", "labels": GPU_LABELS}]}

@@ -1,0 +1,67 @@
+"""The demo fleet ends with the verdicts the README documents (what `make demo` checks), from the
+committed dumps and, with the installed containerd, from the trees themselves (`make demo-live`)."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.paths import REPO_ROOT
+from support.tools import require_command
+
+DEMO = REPO_ROOT / "inventory" / "demo"
+BIN = Path(sys.executable).parent
+
+
+def run_demo(tmp_path, *extra):
+    verdicts_file = tmp_path / "verdicts.json"
+    completed = subprocess.run(
+        [BIN / "ansible-playbook", "-i", str(DEMO / "hosts.yml"), str(REPO_ROOT / "playbooks" / "crosscheck.yml"),
+         "-e", f"runtime_gate_verdicts_file={verdicts_file}", *extra],
+        cwd=REPO_ROOT, env={**os.environ, "ANSIBLE_CONFIG": str(REPO_ROOT / "ansible.cfg")},
+        capture_output=True, text=True, check=False,
+    )
+    return completed, verdicts_file
+
+
+def check_verdicts(playbook_rc, verdicts_file):
+    return subprocess.run(
+        [sys.executable, str(DEMO / "check_verdicts.py"), str(playbook_rc), str(verdicts_file), str(DEMO / "expected-verdicts.yml")],
+        capture_output=True, text=True, check=False,
+    )
+
+
+@pytest.mark.parametrize("live", [False, True], ids=["committed-dumps", "live-containerd"])
+def test_demo_verdicts_are_as_documented(tmp_path, live):
+    extra = []
+    if live:
+        require_command("containerd", "containerd")
+        require_command("unshare", "util-linux")
+        if os.geteuid() != 0:
+            pytest.skip("the live demo mounts each tree at /etc/containerd in a private mount namespace: needs root")
+        extra = ["-e", f"@{DEMO / 'live.yml'}"]
+    completed, verdicts_file = run_demo(tmp_path, *extra)
+    checked = check_verdicts(completed.returncode, verdicts_file)
+    assert checked.returncode == 0, checked.stderr + completed.stdout[-3000:]
+    assert "MISSING=nvidia-cdi" in completed.stdout and "UNKNOWN=host unreachable" in completed.stdout
+    summary = completed.stdout[completed.stdout.rindex("HOST ") :]
+    assert "2 OK, 5 MISSING, 1 UNKNOWN of 8 hosts" in summary
+
+
+def test_checker_refuses_other_outcomes(tmp_path):
+    completed, verdicts_file = run_demo(tmp_path)
+    assert check_verdicts(0, verdicts_file).returncode == 1  # a green run of a broken fleet is wrong
+    document = json.loads(verdicts_file.read_text())
+    document["hosts"]["gpu-node-04"]["missing_handlers"] = ["runc"]
+    verdicts_file.write_text(json.dumps(document))
+    refused = check_verdicts(completed.returncode, verdicts_file)
+    assert refused.returncode == 1 and "gpu-node-04" in refused.stderr
+
+
+def test_without_the_cluster_play_every_host_is_unknown(tmp_path):
+    completed, verdicts_file = run_demo(tmp_path, "--limit", "gpu-node-01,gpu-node-06")
+    assert completed.returncode == 2
+    verdicts = json.loads(verdicts_file.read_text())["hosts"]
+    assert {host: verdict["verdict"] for host, verdict in verdicts.items()} == {"gpu-node-01": "UNKNOWN", "gpu-node-06": "UNKNOWN"}
+    assert all("never asked" in verdict["reason"] for verdict in verdicts.values())
