@@ -21,6 +21,8 @@ class ActionModule(ActionBase):
         if module_result.get("failed"):
             module_result["msg"] = f"{node}: {module_result.get('msg', 'containerd facts could not be gathered')}"
             module_result.pop("evidence", None)
+            # The module failed on purpose with a sentence; ansible-core's "(traceback unavailable)" adds nothing.
+            module_result.pop("exception", None)
             return {**result, **module_result}
 
         try:
