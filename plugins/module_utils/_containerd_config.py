@@ -27,6 +27,10 @@ CRI_RUNTIME_PLUGIN_V3 = "io.containerd.cri.v1.runtime"
 CRI_PLUGIN_IDS_V2 = frozenset({CRI_PLUGIN_V2, "cri"})
 CRI_PLUGIN_IDS_V3 = frozenset({CRI_PLUGIN_V2, CRI_RUNTIME_PLUGIN_V3, "cri"})
 
+# The CRI plugin's built-in default_runtime_name on 1.x and 2.x (DefaultConfig in pkg/cri/config,
+# internal/cri/config). A dump prints it unless the CRI plugin's table is missing altogether.
+BUILTIN_DEFAULT_RUNTIME = "runc"
+
 _VERSION_IN_OUTPUT = re.compile(r"\bv?(\d+\.\d+\.\d+)")
 
 
@@ -85,10 +89,8 @@ def facts_from_dump(dump_text, *, source, source_name, containerd_version=None, 
     plugins = _table(document, ("plugins",), source_name, default={})
 
     effective_key, other_key = (
-        (CRI_RUNTIME_PLUGIN_V3, CRI_PLUGIN_V2) if (dump_version or 0) >= 3 else (CRI_PLUGIN_V2, CRI_RUNTIME_PLUGIN_V3)
+        (CRI_RUNTIME_PLUGIN_V3, CRI_PLUGIN_V2) if dump_version >= 3 else (CRI_PLUGIN_V2, CRI_RUNTIME_PLUGIN_V3)
     )
-    if dump_version is None and CRI_RUNTIME_PLUGIN_V3 in plugins:
-        effective_key, other_key = CRI_RUNTIME_PLUGIN_V3, CRI_PLUGIN_V2
 
     containerd_table = _table(plugins, (effective_key, "containerd"), source_name, default={}, prefix=("plugins",))
     runtimes_table = _table(
@@ -107,7 +109,7 @@ def facts_from_dump(dump_text, *, source, source_name, containerd_version=None, 
     disabled_plugins = document.get("disabled_plugins", [])
     if not isinstance(disabled_plugins, list):
         raise RuntimeGateError(f"{source_name}: disabled_plugins is {_type_name(disabled_plugins)}, expected an array")
-    cri_ids = CRI_PLUGIN_IDS_V3 if (dump_version or 0) >= 3 else CRI_PLUGIN_IDS_V2
+    cri_ids = CRI_PLUGIN_IDS_V3 if dump_version >= 3 else CRI_PLUGIN_IDS_V2
 
     return {
         "containerd_version": containerd_version,
@@ -129,7 +131,10 @@ def facts_from_dump(dump_text, *, source, source_name, containerd_version=None, 
 def _dump_version(document, source_name):
     version = document.get("version")
     if version is None:
-        return None
+        # `config dump` always prints the version (2 on 1.x, 3 or 4 on 2.x): this is some other file.
+        raise RuntimeGateError(
+            f"{source_name} has no top-level version, so it is not the output of `containerd config dump`"
+        )
     if isinstance(version, bool) or not isinstance(version, int):
         raise RuntimeGateError(f"{source_name}: version is {_type_name(version)}, expected an integer")
     return version

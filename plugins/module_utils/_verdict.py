@@ -5,6 +5,7 @@ Every entry point — the ``handler_crosscheck`` action, ``crosscheck_summary`` 
 — calls these; none of them decides anything itself.
 """
 
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import BUILTIN_DEFAULT_RUNTIME
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirements import (
     labels_of_node,
     required_handlers,
@@ -25,10 +26,10 @@ def served_runtimes(facts):
     and containerd runs on without CRI, on 1.x and 2.x alike (reference §2, §8).
     """
     loaded = sorted(facts.get("runtimes") or {})
-    default_runtime_name = facts.get("default_runtime_name")
+    default_runtime_name = _effective_default_runtime(facts)
     if facts.get("cri_disabled"):
         return [], "the CRI plugin is in disabled_plugins: containerd serves no runtime to the kubelet"
-    if default_runtime_name and default_runtime_name not in loaded:
+    if default_runtime_name not in loaded:
         return [], (
             f"default_runtime_name {default_runtime_name!r} is not among the loaded runtimes "
             f"[{', '.join(loaded)}]: the CRI plugin fails validation and serves no runtime"
@@ -41,7 +42,12 @@ def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None):
     if node_labels is None:
         node_labels = labels_of_node(nodes, node_name)
     default_runtime_name = facts.get("default_runtime_name")
-    requirements, notes = required_handlers(runtimeclasses, node_labels, default_runtime_name)
+    requirements, notes = required_handlers(runtimeclasses, node_labels, _effective_default_runtime(facts))
+    if not default_runtime_name:
+        notes.append(
+            f"the loaded configuration names no default_runtime_name (no CRI runtime table): "
+            f"containerd's built-in default {BUILTIN_DEFAULT_RUNTIME!r} is required"
+        )
     loaded, not_served_reason = served_runtimes(facts)
     missing = sorted(set(requirements) - set(loaded))
     if not_served_reason:
@@ -62,13 +68,19 @@ def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None):
     )
 
 
+def _effective_default_runtime(facts):
+    return facts.get("default_runtime_name") or BUILTIN_DEFAULT_RUNTIME
+
+
 def unknown(node_name, reason):
     """A node whose facts or cluster data could not be gathered: it fails, it is never OK."""
     return _verdict(node_name, UNKNOWN, reason=reason)
 
 
-def _failure_reason(result, what):
-    """The reason a registered task result carries no usable data, or None when it does."""
+def _why_unusable(result, what, when_absent):
+    """Why a registered task result cannot be judged from, or None when it can."""
+    if result is None:
+        return when_absent
     if result.get("unreachable"):
         return f"host unreachable while {what}: {result.get('msg', 'no message')}"
     if result.get("failed"):
@@ -85,26 +97,22 @@ def judge_gathered(
 
     ``gather_result`` (a registered ``containerd_facts`` result) stands in for ``facts`` and
     ``cluster_result`` (a registered ``runtimeclass_info`` result) for ``runtimeclasses``/``nodes``.
-    A result that failed, was skipped or whose host was unreachable makes the node UNKNOWN.
+    A result that is absent, failed, was skipped or whose host was unreachable makes the node UNKNOWN.
     """
     if facts is None:
-        if gather_result is None:
-            return unknown(node_name, "no containerd facts were gathered for this node")
-        reason = _failure_reason(gather_result, "gathering containerd facts")
-        if reason:
-            return unknown(node_name, reason)
-        facts = (gather_result.get("ansible_facts") or {}).get("containerd")
+        reason = _why_unusable(gather_result, "gathering containerd facts", "no containerd facts were gathered for this node")
+        facts = None if reason else (gather_result.get("ansible_facts") or {}).get("containerd")
         if facts is None:
-            return unknown(node_name, "gather_result holds no ansible_facts.containerd")
+            return unknown(node_name, reason or "gather_result holds no ansible_facts.containerd")
 
     if runtimeclasses is None:
-        if cluster_result is None:
-            return unknown(node_name, "no RuntimeClasses were read: the cluster was never asked (was localhost left out by --limit?)")
-        reason = _failure_reason(cluster_result, "reading RuntimeClasses from the cluster")
-        if reason:
-            return unknown(node_name, reason)
-        if "runtimeclasses" not in cluster_result:
-            return unknown(node_name, "cluster_result holds no runtimeclasses")
+        reason = _why_unusable(
+            cluster_result,
+            "reading RuntimeClasses from the cluster",
+            "no RuntimeClasses were read: the cluster was never asked (was localhost left out by --limit?)",
+        )
+        if reason or "runtimeclasses" not in cluster_result:
+            return unknown(node_name, reason or "cluster_result holds no runtimeclasses")
         runtimeclasses = cluster_result["runtimeclasses"]
         nodes = nodes if nodes is not None else cluster_result.get("nodes")
     return judge(facts, runtimeclasses, node_name=node_name, node_labels=node_labels, nodes=nodes)

@@ -12,7 +12,8 @@ description:
     containerd loaded. Runs entirely on the controller (action plugin); nothing is executed on the node.
   - Required handlers are the C(handler) of every RuntimeClass whose C(scheduling.nodeSelector) matches the
     node's labels (a class without a nodeSelector applies to every node), plus the node's own
-    C(default_runtime_name), which pods without C(runtimeClassName) use.
+    C(default_runtime_name), which pods without C(runtimeClassName) use (containerd's built-in C(runc) when the
+    loaded configuration names none).
   - When the node's labels are unknown, every nodeSelector-scoped class counts as required and a note says so.
   - Loaded runtimes are the ones the CRI plugin can serve; none when the CRI plugin is disabled or when
     C(default_runtime_name) names no loaded runtime (the plugin then fails validation and containerd runs

@@ -293,8 +293,8 @@ def expected_verdict(host: FleetHost) -> dict:
     if host.unreachable or scenario.containerd_refuses:
         return {"verdict": "UNKNOWN", "loaded_runtimes": [], "default_runtime": None}
     required = required_by_runtime_classes(host.effective_labels)
-    if scenario.default_runtime:
-        required.add(scenario.default_runtime)
+    # pods without runtimeClassName need the default handler; a dump naming none means containerd's built-in runc
+    required.add(scenario.default_runtime or "runc")
     missing = required - scenario.loaded_runtimes
     return {"verdict": "MISSING" if missing else "OK", "missing_handlers": sorted(missing),
             "required_handlers": sorted(required), "loaded_runtimes": sorted(scenario.loaded_runtimes),

@@ -101,6 +101,7 @@ version = 3
         ('version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\ndefault_runtime_name = 3', "default_runtime_name is a int"),
         ('version = 2\nplugins = 1', "plugins is a int"),
         ("   \n", "printed nothing"),
+        ('[plugins."io.containerd.grpc.v1.cri".containerd]\ndefault_runtime_name = "runc"', "no top-level version"),
     ],
 )
 def test_malformed_dumps_are_refused_with_the_input_named(dump, message):

@@ -84,6 +84,13 @@ def test_default_runtime_is_required():
     assert "fails validation" in verdict["reason"]
 
 
+def test_no_default_in_the_dump_requires_the_builtin_runc():
+    # a dump without the CRI table (CRI plugin disabled) names no default: pods without a class still need runc
+    verdict = judge(facts([], default=None, cri_disabled=True), [], node_name="n", node_labels={})
+    assert verdict["verdict"] == MISSING and verdict["missing_handlers"] == ["runc"]
+    assert any("built-in default 'runc'" in note for note in verdict["notes"])
+
+
 def test_cri_table_replaced_on_1x_serves_nothing():
     # what Debian's 1.6 dumps for a drop-in with only runtimes.nvidia: runc gone, default still "runc"
     verdict = judge(facts(["nvidia", "nvidia-cdi"]), CLASSES, node_name="n4", node_labels=GPU_LABELS)
