@@ -104,6 +104,8 @@ def judge_gathered(
         facts = None if reason else (gather_result.get("ansible_facts") or {}).get("containerd")
         if facts is None:
             return unknown(node_name, reason or "gather_result holds no ansible_facts.containerd")
+    if not isinstance(facts.get("runtimes"), dict):
+        return unknown(node_name, "the containerd facts hold no runtimes table (not what containerd_facts returns)")
 
     if runtimeclasses is None:
         reason = _why_unusable(

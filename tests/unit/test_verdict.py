@@ -149,6 +149,12 @@ def test_cluster_that_could_not_be_read_makes_every_node_unknown():
     assert verdict["verdict"] == UNKNOWN and "401 Unauthorized" in verdict["reason"]
 
 
+@pytest.mark.parametrize("runtimes", ["runc", ["runc"], None])
+def test_facts_of_the_wrong_shape_are_unknown(runtimes):
+    verdict = judge_gathered(node_name="n1", facts={"default_runtime_name": "runc", "runtimes": runtimes}, runtimeclasses=[])
+    assert verdict["verdict"] == UNKNOWN and "no runtimes table" in verdict["reason"]
+
+
 def test_nothing_gathered_is_unknown():
     assert judge_gathered(node_name="n1", runtimeclasses=[])["verdict"] == UNKNOWN
     gathered = {"ansible_facts": {"containerd": facts(["runc"])}}
