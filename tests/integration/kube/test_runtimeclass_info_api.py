@@ -80,10 +80,6 @@ def assert_one_clear_failure(run, *fragments, secrets=()):
         assert secret not in run.output
 
 
-def kubectl_or_skip():
-    return require_command("kubectl", "kubernetes-client")
-
-
 @pytest.fixture
 def cluster(kube_api):
     kube_api.set_objects(runtimeclasses=RUNTIMECLASSES, nodes=NODES)
@@ -142,7 +138,7 @@ def test_file_source_gives_the_same_result_as_the_api(cluster, tmp_path):
 
 
 def test_kubectl_reads_the_stand_in_and_its_export_feeds_the_module(cluster, tmp_path):
-    kubectl = kubectl_or_skip()
+    kubectl = require_command("kubectl", "kubernetes-client")
 
     def kubectl_get(*args):
         completed = subprocess.run([kubectl, "--kubeconfig", str(cluster.kubeconfig_path), "--cache-dir",
@@ -171,7 +167,7 @@ def test_kubectl_reads_the_stand_in_and_its_export_feeds_the_module(cluster, tmp
 
 
 def test_kubectl_apply_writes_runtimeclasses_the_module_then_reads(cluster, tmp_path):
-    kubectl = kubectl_or_skip()
+    kubectl = require_command("kubectl", "kubernetes-client")
     manifest = ("apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {{name: wasm, labels: {{rev: '{rev}'}}}}\n"
                 "handler: {handler}\n")
 
