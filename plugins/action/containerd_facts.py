@@ -10,7 +10,8 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors impo
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("containerd_bin", "config_path", "dump_file", "timeout"))
+    _VALID_ARGS = frozenset(("containerd_bin", "config_path", "dump_file", "timeout", "dropin_dirs", "cdi_spec_dirs",
+                             "daemon", "socket", "crictl_bin", "host_root"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)

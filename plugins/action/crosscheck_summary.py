@@ -1,13 +1,19 @@
 # Copyright: gpufleet platform team
 # Apache License 2.0 (see galaxy.yml)
-"""Collects every judged host's verdict once per run: a table for the terminal and a JSON file."""
+"""Collects every judged host's verdict once per run: a table for the terminal, the fleet findings, a JSON
+verdicts file and the reports (report.json, junit.xml, report.html)."""
+
+from datetime import UTC, datetime
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._report import report_lines, write_reports
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._summary import (
     collect_verdicts,
+    fleet_lines,
+    fleet_view,
     summary_table,
     verdict_counts,
     write_verdicts_file,
@@ -17,6 +23,8 @@ ARGUMENT_SPEC = dict(
     hosts=dict(type="list", elements="str", required=True),
     verdict_var=dict(type="str", default="runtime_gate_verdict"),
     verdicts_file=dict(type="path"),
+    cluster_result=dict(type="dict"),
+    report_dir=dict(type="path"),
 )
 
 
@@ -29,15 +37,29 @@ class ActionModule(ActionBase):
         hostvars = task_vars["hostvars"]
         registered = {host: hostvars[host].get(args["verdict_var"]) for host in args["hosts"]}
         verdicts = collect_verdicts(registered)
-        if args["verdicts_file"]:
-            try:
+        fleet = fleet_view(verdicts, args["cluster_result"])
+        table_lines = summary_table(verdicts) + fleet_lines(fleet)
+        try:
+            if args["verdicts_file"]:
                 write_verdicts_file(args["verdicts_file"], verdicts)
-            except RuntimeGateError as error:
-                raise AnsibleActionFail(str(error)) from None
+            if args["report_dir"]:
+                generated_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+                report, result["report_paths"] = write_reports(
+                    args["report_dir"], verdicts, fleet, generated_at=generated_at,
+                    inventory_sources=task_vars.get("ansible_inventory_sources") or [],
+                )
+                result["changed_hosts"] = report["changed_hosts"]
+                table_lines.extend(report_lines(report, result["report_paths"]))
+        except RuntimeGateError as error:
+            raise AnsibleActionFail(str(error)) from None
         result.update(
             changed=False,
             verdicts=verdicts,
             counts=verdict_counts(verdicts),
-            table_lines=summary_table(verdicts),
+            cluster=fleet["cluster"],
+            fleet_findings=fleet["fleet_findings"],
+            overhead_findings=fleet["overhead_findings"],
+            runtimeclasses=fleet["runtimeclasses"],
+            table_lines=table_lines,
         )
         return result

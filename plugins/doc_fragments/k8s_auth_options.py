@@ -25,15 +25,18 @@ options:
     type: str
   api_key:
     description:
-      - Bearer token to authenticate with. Never logged nor shown in error messages.
+      - Bearer token to authenticate with. Never logged nor shown in output, error messages or reports (C(no_log)).
       - Can also be set with the E(K8S_AUTH_API_KEY) environment variable.
     type: str
   validate_certs:
     description:
       - Whether to verify the API server's TLS certificate.
-      - When not set, the kubeconfig's C(insecure-skip-tls-verify) applies; without one, certificates are verified.
+      - Verified unless this is V(false), also when the kubeconfig sets C(insecure-skip-tls-verify) (unlike
+        C(kubernetes.core)), so that turning verification off is always an explicit choice of the playbook.
+      - V(false) prints a warning on every run; prefer O(ca_cert).
       - Can also be set with the E(K8S_AUTH_VALIDATE_CERTS) or E(K8S_AUTH_VERIFY_SSL) environment variables.
     type: bool
+    default: true
     aliases: [verify_ssl]
   ca_cert:
     description:

@@ -1,9 +1,12 @@
-"""RuntimeClasses and Nodes as plain dicts, from a manifest file or from raw API list items.
+"""RuntimeClasses, Nodes and Pods as plain dicts, from a manifest file or from raw API list items.
 
 Both sources go through the same normalisers, so the rest of the core sees one shape:
 
 - RuntimeClass: ``{"name", "handler", "overhead_pod_fixed", "node_selector", "tolerations"}``
-- Node: ``{"name", "labels", "allocatable", "runtime_handlers"}``
+- Node: ``{"name", "labels", "allocatable", "runtime_handlers", "addresses"}``
+- Pod: ``{"namespace", "name", "node", "phase", "runtime_class", "containers", "init_containers",
+  "overhead", "sandbox_failures"}``; ``sandbox_failures`` holds the messages of the pod's
+  ``FailedCreatePodSandBox`` Events (how the kubelet reports a handler the runtime does not serve).
 
 Input is the camelCase JSON/YAML shape the API server speaks (``scheduling.nodeSelector``,
 ``overhead.podFixed``, ``status.runtimeHandlers``). Anything that cannot describe a real cluster
@@ -27,6 +30,10 @@ else:
 MAX_MANIFEST_BYTES = 50 * 1024 * 1024
 RUNTIMECLASS_API_VERSION = "node.k8s.io/v1"
 NODE_API_VERSION = "v1"
+POD_API_VERSION = "v1"
+# core/v1 Events (what the kubelet records) and their events.k8s.io/v1 view (what `kubectl events` shows).
+EVENT_API_VERSIONS = ("v1", "events.k8s.io/v1")
+SANDBOX_FAILURE_REASON = "FailedCreatePodSandBox"
 
 
 def read_manifest_file(path):
@@ -64,11 +71,12 @@ def read_manifest_file(path):
 
 
 def parse_manifest_text(text, source_name):
-    """Turn YAML text into ``{"runtimeclasses": [...], "nodes": [...]}``, each sorted by name.
+    """Turn YAML text into ``{"runtimeclasses": [...], "nodes": [...], "pods": [...]}``, each sorted by name.
 
-    ``text`` is either what ``kubectl get runtimeclass,node -o yaml`` prints (a ``List``, also
-    ``RuntimeClassList``/``NodeList``) or multi-document manifests, or a mix. Objects of other kinds
-    (ConfigMaps, Pods, ...) are skipped without a word, so a whole cluster dump can be passed.
+    ``text`` is either what ``kubectl get runtimeclass,node,pod,event -A -o yaml`` prints (a ``List``,
+    also ``RuntimeClassList``/``NodeList``/...) or multi-document manifests, or a mix. Events give the
+    pods their ``sandbox_failures``. Objects of other kinds (ConfigMaps, Deployments, ...) are skipped
+    without a word, so a whole cluster dump can be passed.
     ``source_name`` is the subject of every error message, e.g. ``"manifest file '/x.yaml'"``.
 
     Refused, each with one message:
@@ -94,33 +102,34 @@ def parse_manifest_text(text, source_name):
             f"{source_name} is empty: it holds no Kubernetes objects, so it cannot stand for a "
             "cluster (expected the output of: kubectl get runtimeclass,node -o yaml)"
         )
-    located_runtimeclasses = []
-    located_nodes = []
+    located = {"RuntimeClass": [], "Node": [], "Pod": [], "Event": []}
+    expected_versions = {"RuntimeClass": (RUNTIMECLASS_API_VERSION,), "Node": (NODE_API_VERSION,),
+                         "Pod": (POD_API_VERSION,), "Event": EVENT_API_VERSIONS}
     for doc_number, document in enumerate(documents, start=1):
         for location, obj in _objects_in_document(document, f"document {doc_number}", source_name):
             kind = obj.get("kind")
-            if kind == "RuntimeClass":
-                _require_api_version(obj, RUNTIMECLASS_API_VERSION, location, source_name)
-                located_runtimeclasses.append((location, obj))
-            elif kind == "Node":
-                _require_api_version(obj, NODE_API_VERSION, location, source_name)
-                located_nodes.append((location, obj))
-    if not located_runtimeclasses and not located_nodes:
+            if kind in located:
+                _require_api_version(obj, expected_versions[kind], location, source_name)
+                located[kind].append((location, obj))
+    if not located["RuntimeClass"] and not located["Node"]:
         raise RuntimeGateError(
             f"{source_name} holds no RuntimeClass and no Node object (expected the output of: "
             "kubectl get runtimeclass,node -o yaml)"
         )
-    return _normalise_located(located_runtimeclasses, located_nodes, source_name)
+    return _normalise_located(located["RuntimeClass"], located["Node"], located["Pod"], located["Event"], source_name)
 
 
-def normalise_cluster_objects(runtimeclass_objs, node_objs, source_name):
+def normalise_cluster_objects(runtimeclass_objs, node_objs, source_name, pod_objs=(), event_objs=()):
     """Normalise raw API list items (camelCase dicts) into the same shape as ``parse_manifest_text``.
 
     List items from the API carry no ``kind``/``apiVersion``; the list they came from says what they are.
+    ``event_objs`` are core/v1 Events; only those with reason ``FailedCreatePodSandBox`` are used.
     """
-    return _normalise_located(
-        [(None, obj) for obj in runtimeclass_objs], [(None, obj) for obj in node_objs], source_name
-    )
+    def unlocated(objs):
+        return [(None, obj) for obj in objs]
+
+    return _normalise_located(unlocated(runtimeclass_objs), unlocated(node_objs), unlocated(pod_objs),
+                              unlocated(event_objs), source_name)
 
 
 def normalise_runtimeclass(obj):
@@ -146,8 +155,12 @@ def normalise_runtimeclass(obj):
     overhead = _mapping_or_empty(obj.get("overhead"), f"{what}: overhead")
     scheduling = _mapping_or_empty(obj.get("scheduling"), f"{what}: scheduling")
     tolerations = scheduling.get("tolerations") or []
-    if not isinstance(tolerations, list) or not all(isinstance(item, dict) for item in tolerations):
-        raise RuntimeGateError(f"{what}: scheduling.tolerations must be a list of mappings")
+    # Toleration fields are strings and tolerationSeconds (core/v1); anything nested (a YAML alias can even
+    # make a toleration hold itself) would not survive the JSON a module returns.
+    if not isinstance(tolerations, list) or not all(
+            isinstance(item, dict) and all(value is None or isinstance(value, (str, int, float)) for value in item.values())
+            for item in tolerations):
+        raise RuntimeGateError(f"{what}: scheduling.tolerations must be a list of mappings of strings and numbers")
     return {
         "name": name,
         "handler": handler,
@@ -159,7 +172,10 @@ def normalise_runtimeclass(obj):
 
 
 def normalise_node(obj):
-    """One Node (camelCase dict) → ``{"name", "labels", "allocatable", "runtime_handlers"}``.
+    """One Node (camelCase dict) → ``{"name", "labels", "allocatable", "runtime_handlers", "addresses"}``.
+
+    ``addresses`` is ``status.addresses`` as ``[{"type", "address"}]`` (InternalIP, Hostname, ...), in
+    the kubelet's order.
 
     ``runtime_handlers`` is ``status.runtimeHandlers`` as ``[{"name": str, "features": dict}]``;
     ``name`` ``""`` is the runtime's default handler (containerd and CRI-O list it besides its named
@@ -183,18 +199,122 @@ def normalise_node(obj):
             raise RuntimeGateError(f"{what}: status.runtimeHandlers has a non-string name {handler_name!r}")
         features = _mapping_or_empty(handler.get("features"), f"{what}: runtime handler '{handler_name}' features")
         runtime_handlers.append({"name": handler_name, "features": dict(features)})
+    addresses = status.get("addresses") or []
+    if not isinstance(addresses, list) or not all(
+            isinstance(entry, dict) and isinstance(entry.get("type"), str) and isinstance(entry.get("address"), str)
+            for entry in addresses):
+        raise RuntimeGateError(f"{what}: status.addresses must be a list of mappings with string 'type' and 'address'")
     return {
         "name": name,
         "labels": _string_map(metadata.get("labels"), f"{what}: metadata.labels"),
         "allocatable": _quantities(status.get("allocatable"), f"{what}: status.allocatable"),
         "runtime_handlers": runtime_handlers,
+        "addresses": [{"type": entry["type"], "address": entry["address"]} for entry in addresses],
     }
 
 
-def _normalise_located(located_runtimeclasses, located_nodes, source_name):
+def normalise_pod(obj):
+    """One Pod (camelCase dict) → the pod shape of the module docstring, ``sandbox_failures`` still empty.
+
+    ``node`` is ``spec.nodeName`` (None while unscheduled), ``runtime_class`` ``spec.runtimeClassName``
+    (None: the runtime's default handler), ``overhead`` ``spec.overhead`` as the RuntimeClass admission
+    plugin set it at creation (empty without one). Requests are quantity strings per resource.
+    """
+    name = _object_name(obj, "Pod")
+    metadata = obj.get("metadata") or {}
+    namespace = metadata.get("namespace") or "default"
+    if not isinstance(namespace, str):
+        raise RuntimeGateError(f"Pod '{name}' has a non-string metadata.namespace {namespace!r}")
+    what = f"Pod '{namespace}/{name}'"
+    spec = _mapping_or_empty(obj.get("spec"), f"{what}: spec")
+    status = _mapping_or_empty(obj.get("status"), f"{what}: status")
+    optional_strings = {}
+    for field, value in (("spec.nodeName", spec.get("nodeName")), ("spec.runtimeClassName", spec.get("runtimeClassName")),
+                         ("status.phase", status.get("phase"))):
+        if value is not None and not isinstance(value, str):
+            raise RuntimeGateError(f"{what}: {field} must be a string, not {_yaml_type(value)}")
+        optional_strings[field] = value or None
+    return {
+        "namespace": namespace,
+        "name": name,
+        "node": optional_strings["spec.nodeName"],
+        # A pod without a phase (a manifest, not a live object) is in a state nobody reported.
+        "phase": optional_strings["status.phase"] or "Unknown",
+        "runtime_class": optional_strings["spec.runtimeClassName"],
+        "containers": _container_requests(spec.get("containers"), f"{what}: spec.containers"),
+        "init_containers": _container_requests(spec.get("initContainers"), f"{what}: spec.initContainers"),
+        "overhead": _quantities(spec.get("overhead"), f"{what}: spec.overhead"),
+        "sandbox_failures": [],
+    }
+
+
+def sandbox_failure_of(obj):
+    """``(namespace, name, uid_or_None, message)`` for a FailedCreatePodSandBox Event about a Pod, else None.
+
+    Reads both the core/v1 shape (``involvedObject``, ``message``) and the events.k8s.io/v1 one
+    (``regarding``, ``note``); the API lists of this module ask for core/v1.
+    """
+    if not isinstance(obj, dict) or obj.get("reason") != SANDBOX_FAILURE_REASON:
+        return None
+    regarding = obj.get("involvedObject") if "involvedObject" in obj else obj.get("regarding")
+    if not isinstance(regarding, dict) or regarding.get("kind", "Pod") != "Pod":
+        return None
+    message = obj.get("message") if "message" in obj else obj.get("note")
+    name = regarding.get("name")
+    if not isinstance(name, str) or not name:
+        return None
+    namespace = regarding.get("namespace") or (obj.get("metadata") or {}).get("namespace") or "default"
+    return str(namespace), name, regarding.get("uid") or None, str(message or "").strip()
+
+
+def _container_requests(containers, what):
+    if containers is None:
+        return []
+    if not isinstance(containers, list):
+        raise RuntimeGateError(f"{what} must be a list, not a {_yaml_type(containers)}")
+    normalised = []
+    for number, container in enumerate(containers, start=1):
+        if not isinstance(container, dict):
+            raise RuntimeGateError(f"{what} item {number} is a {_yaml_type(container)}, not a mapping")
+        container_name = container.get("name")
+        if not isinstance(container_name, str) or not container_name:
+            raise RuntimeGateError(f"{what} item {number} has no name")
+        resources = _mapping_or_empty(container.get("resources"), f"{what} '{container_name}': resources")
+        normalised.append({"name": container_name,
+                           "requests": _quantities(resources.get("requests"), f"{what} '{container_name}': resources.requests")})
+    return normalised
+
+
+def _attach_sandbox_failures(pods, pod_uids, located_events):
+    """Each pod's FailedCreatePodSandBox messages, once each, in listing order.
+
+    An Event names its pod by namespace/name and uid; a uid that differs from the pod's means an earlier
+    pod of the same name (a recreated StatefulSet pod), whose failures are not this pod's.
+    """
+    by_key = {(pod["namespace"], pod["name"]): pod for pod in pods}
+    for _location, obj in located_events:
+        failure = sandbox_failure_of(obj)
+        if failure is None:
+            continue
+        namespace, name, uid, message = failure
+        pod = by_key.get((namespace, name))
+        if pod is None or (uid and pod_uids.get((namespace, name)) and uid != pod_uids[(namespace, name)]):
+            continue
+        if message and message not in pod["sandbox_failures"]:
+            pod["sandbox_failures"].append(message)
+
+
+def _normalise_located(located_runtimeclasses, located_nodes, located_pods, located_events, source_name):
+    pods = _normalise_unique(located_pods, normalise_pod, "Pod", source_name)
+    pod_uids = {}
+    for _location, obj in located_pods:
+        metadata = obj.get("metadata") or {}
+        pod_uids[(metadata.get("namespace") or "default", metadata.get("name"))] = metadata.get("uid")
+    _attach_sandbox_failures(pods, pod_uids, located_events)
     return {
         "runtimeclasses": _normalise_unique(located_runtimeclasses, normalise_runtimeclass, "RuntimeClass", source_name),
         "nodes": _normalise_unique(located_nodes, normalise_node, "Node", source_name),
+        "pods": pods,
     }
 
 
@@ -206,7 +326,7 @@ def _normalise_unique(located_objects, normalise, kind, source_name):
             normalised = normalise(obj)
         except RuntimeGateError as err:
             raise RuntimeGateError(f"{_where(source_name, location)}: {err}") from None
-        name = normalised["name"]
+        name = f"{normalised['namespace']}/{normalised['name']}" if "namespace" in normalised else normalised["name"]
         if name in by_name:
             earlier = f" (also in {where_seen[name]})" if where_seen[name] else ""
             raise RuntimeGateError(f"{_where(source_name, location)}: {kind} '{name}' is defined twice{earlier}")
@@ -245,11 +365,12 @@ def _objects_in_document(document, location, source_name):
 
 def _require_api_version(obj, expected, location, source_name):
     api_version = obj.get("apiVersion")
-    if api_version != expected:
+    if api_version not in expected:
         name = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
         label = f"{obj['kind']} '{name}'" if name else f"a {obj['kind']}"
+        readable = " or ".join(repr(version) for version in expected)
         raise RuntimeGateError(
-            f"{_where(source_name, location)}: {label} has apiVersion {api_version!r}; only {expected!r} is "
+            f"{_where(source_name, location)}: {label} has apiVersion {api_version!r}; only {readable} is "
             "read (re-export it with kubectl get, which prints the served version)"
         )
 

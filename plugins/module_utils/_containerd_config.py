@@ -16,6 +16,7 @@ import datetime
 import re
 import tomllib
 
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._daemon_view import daemon_view
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
 
 CRI_PLUGIN_V2 = "io.containerd.grpc.v1.cri"
@@ -34,12 +35,38 @@ BUILTIN_DEFAULT_RUNTIME = "runc"
 _VERSION_IN_OUTPUT = re.compile(r"\bv?(\d+\.\d+\.\d+)")
 
 
+# A dump nests about seven levels (plugins.<id>.containerd.runtimes.<name>.options.<key>). tomllib recurses
+# once per nested array or inline table, so thousands of levels raise RecursionError; deeper documents are
+# refused before anything walks them recursively (facts, JSON for Ansible).
+MAX_NESTING = 64
+
+
 def parse_toml(text, source):
     """Parse TOML ``text``; ``source`` names it in the error ("dump file '/x'", "`containerd … config dump`")."""
     try:
-        return tomllib.loads(text)
+        document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise RuntimeGateError(f"{source} is not valid TOML: {error}") from None
+    except RecursionError:
+        document = None
+    if document is None or _nests_deeper_than(document, MAX_NESTING):
+        raise RuntimeGateError(
+            f"{source} nests tables or arrays more than {MAX_NESTING} levels deep; no containerd configuration does"
+        )
+    return document
+
+
+def _nests_deeper_than(document, limit):
+    pending = [(document, 0)]
+    while pending:
+        value, depth = pending.pop()
+        if depth > limit:
+            return True
+        if isinstance(value, dict):
+            pending.extend((item, depth + 1) for item in value.values())
+        elif isinstance(value, list):
+            pending.extend((item, depth + 1) for item in value)
+    return False
 
 
 def parse_containerd_version(version_output):
@@ -68,6 +95,9 @@ def root_config_summary(text, path):
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         summary["parse_error"] = str(error)
+        return summary
+    except RecursionError:
+        summary["parse_error"] = "arrays or inline tables nested too deeply to parse"
         return summary
     version = document.get("version")
     summary["version"] = version if isinstance(version, int) and not isinstance(version, bool) else None
@@ -109,6 +139,10 @@ def facts_from_dump(dump_text, *, source, source_name, containerd_version=None, 
     disabled_plugins = document.get("disabled_plugins", [])
     if not isinstance(disabled_plugins, list):
         raise RuntimeGateError(f"{source_name}: disabled_plugins is {_type_name(disabled_plugins)}, expected an array")
+    for plugin in disabled_plugins:
+        # containerd decodes disabled_plugins as []string; an ID of another type cannot be what it loaded.
+        if not isinstance(plugin, str):
+            raise RuntimeGateError(f"{source_name}: disabled_plugins holds {_type_name(plugin)}, expected plugin IDs (strings)")
     cri_ids = CRI_PLUGIN_IDS_V3 if dump_version >= 3 else CRI_PLUGIN_IDS_V2
 
     return {
@@ -203,4 +237,11 @@ def facts_from_evidence(evidence):
         root_config=root_config_summary(evidence.get("root_config_text"), evidence["config_path"]),
     )
     facts["root_config"]["read_error"] = evidence.get("root_config_error")
+    # Raw node evidence for the findings, carried as the node sent it (None: not sent); shapes in docs/daemon-view.md.
+    for key in EVIDENCE_KEYS:
+        facts[key] = evidence.get(key)
+    facts["daemon"] = daemon_view(evidence.get("daemon"))
     return facts
+
+
+EVIDENCE_KEYS = ("config_files", "import_globs", "dropin_dirs", "binaries", "cdi_dirs")

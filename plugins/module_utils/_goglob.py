@@ -51,7 +51,6 @@ def glob(pattern, cwd=None):
     ``cwd`` is the working directory a relative pattern is resolved against (default: this process's);
     matches of a relative pattern are returned relative, as Go returns them.
     """
-    match(pattern, "")  # Go checks the whole pattern first.
     return _glob(pattern, cwd, 0)
 
 
@@ -180,6 +179,9 @@ def _class_char(chunk):
 
 
 def _glob(pattern, cwd, depth):
+    # Go's globWithLimit checks the pattern at every level: "/x/[/]" is well formed (a class holding '/'),
+    # but its directory part "/x/[" is not, so Glob fails even where nothing would match.
+    match(pattern, "")
     if not has_meta(pattern):
         try:
             os.lstat(_on_disk(pattern, cwd))

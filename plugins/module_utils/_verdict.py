@@ -1,11 +1,14 @@
 """The verdict for one node, and how it is said: OK, MISSING (with the handlers) or UNKNOWN.
 
 Pure functions over containerd facts (``_containerd_config``) and normalised RuntimeClasses.
-Every entry point — the ``handler_crosscheck`` action, ``crosscheck_summary`` and ``bin/rc-crosscheck``
+Loaded = the running daemon's view when the node read it, else the dump; a verdict carries the findings
+that explain it (``_findings``). Every entry point — the ``handler_crosscheck`` action, ``crosscheck_summary`` and ``bin/rc-crosscheck``
 — calls these; none of them decides anything itself.
 """
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import BUILTIN_DEFAULT_RUNTIME
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._findings import host_explanation
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._host_rules import loaded_daemon_view, runtime_binary_problem, runtime_facts
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirements import (
     labels_of_node,
     required_handlers,
@@ -37,8 +40,53 @@ def served_runtimes(facts):
     return loaded, None
 
 
-def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None):
-    """Judge one node. ``node_labels`` wins; else the labels of ``node_name`` among ``nodes``; else unknown."""
+def node_runtime_handlers(nodes, node_name):
+    """Named ``status.runtimeHandlers`` of the Node, or None when unknown (absent or empty: containerd
+    1.x, kubelet < 1.30; an empty list never means "no handlers")."""
+    for node in nodes or ():
+        if node.get("name") == node_name:
+            names = sorted({handler.get("name") for handler in node.get("runtime_handlers") or () if handler.get("name")})
+            return names or None
+    return None
+
+
+def _loaded_view(facts, nodes, node_name, notes):
+    """``(served, reason, daemon_runtimes, loaded_source, node_handlers)``.
+
+    Loaded = the running daemon's view when the node could read it, else the dump (reference §7: the dump
+    re-reads the files; the daemon may run an older config). ``node.status.runtimeHandlers``, when the
+    Node reports it, is the kubelet's copy of the daemon's list: a handler absent there is not served.
+    A runtime whose BinaryName is missing or not executable is not served either.
+    """
+    served, reason = served_runtimes(facts)
+    daemon = loaded_daemon_view(facts)
+    daemon_runtimes, loaded_source = None, "dump"
+    if daemon is not None:
+        daemon_runtimes, loaded_source = daemon["runtimes"], "daemon"
+        if daemon["state"] == "cri_unavailable":
+            served, reason = [], "the running containerd serves no CRI (the CRI plugin failed to load): no runtime is served"
+        else:
+            served, reason = list(daemon["runtimes"]), None
+    elif isinstance(facts.get("daemon"), dict) and facts["daemon"].get("reason"):
+        notes.append(f"the running daemon's view is unknown ({facts['daemon']['reason']}): judged from the config dump")
+    node_handlers = node_runtime_handlers(nodes, node_name)
+    if node_handlers is not None:
+        absent = sorted(set(served) - set(node_handlers))
+        if absent:
+            notes.append(f"node.status.runtimeHandlers lacks {', '.join(absent)}: counted as not served")
+            served = [name for name in served if name in node_handlers]
+    unrunnable = sorted(name for name in served if runtime_binary_problem(facts, runtime_facts(facts, name)))
+    if unrunnable:
+        notes.append(f"runtime(s) {', '.join(unrunnable)} cannot run: BinaryName missing or not executable on the node")
+        served = [name for name in served if name not in unrunnable]
+    return sorted(served), reason, daemon_runtimes, loaded_source, node_handlers
+
+
+def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, cluster=None):
+    """Judge one node. ``node_labels`` wins; else the labels of ``node_name`` among ``nodes``; else unknown.
+
+    The verdict carries the findings that explain it (``_findings.host_explanation``).
+    """
     if node_labels is None:
         node_labels = labels_of_node(nodes, node_name)
     default_runtime_name = facts.get("default_runtime_name")
@@ -48,11 +96,11 @@ def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None):
             f"the loaded configuration names no default_runtime_name (no CRI runtime table): "
             f"containerd's built-in default {BUILTIN_DEFAULT_RUNTIME!r} is required"
         )
-    loaded, not_served_reason = served_runtimes(facts)
+    loaded, not_served_reason, daemon_runtimes, loaded_source, node_handlers = _loaded_view(facts, nodes, node_name, notes)
     missing = sorted(set(requirements) - set(loaded))
     if not_served_reason:
         notes.append(not_served_reason)
-    return _verdict(
+    verdict = _verdict(
         node_name,
         MISSING if missing else OK,
         required_handlers=sorted(requirements),
@@ -65,7 +113,13 @@ def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None):
         node_labels_known=node_labels is not None,
         notes=notes,
         reason=not_served_reason or ("" if not missing else "required handlers are not loaded"),
+        daemon_runtimes=daemon_runtimes,
+        loaded_source=loaded_source,
+        node_runtime_handlers=node_handlers,
     )
+    cluster = cluster if cluster is not None else {"runtimeclasses": runtimeclasses, "nodes": nodes or []}
+    verdict["findings"], verdict["missing_explained"] = host_explanation(facts, verdict, cluster)
+    return verdict
 
 
 def _effective_default_runtime(facts):
@@ -117,7 +171,7 @@ def judge_gathered(
             return unknown(node_name, reason or "cluster_result holds no runtimeclasses")
         runtimeclasses = cluster_result["runtimeclasses"]
         nodes = nodes if nodes is not None else cluster_result.get("nodes")
-    return judge(facts, runtimeclasses, node_name=node_name, node_labels=node_labels, nodes=nodes)
+    return judge(facts, runtimeclasses, node_name=node_name, node_labels=node_labels, nodes=nodes, cluster=cluster_result)
 
 
 def verdict_lines(verdict):
@@ -147,6 +201,11 @@ def _verdict(node_name, verdict, **fields):
         "node_labels_known": False,
         "notes": [],
         "reason": "",
+        "findings": [],
+        "missing_explained": {},
+        "daemon_runtimes": None,
+        "loaded_source": None,
+        "node_runtime_handlers": None,
     }
     result.update(fields)
     result["lines"] = verdict_lines(result)

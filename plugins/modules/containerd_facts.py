@@ -32,8 +32,25 @@ options:
   config_path:
     description:
       - The root configuration file passed as C(--config); its raw text is collected too.
+      - A node path; its text is read under O(host_root).
     type: path
     default: /etc/containerd/config.toml
+  host_root:
+    description:
+      - The directory where the node's filesystem is visible to the module, as the node's C(/). C(/) on the node itself;
+        C(/host) when the module runs in a container with the host's root mounted there; or a copied node tree.
+      - The config files (O(config_path) and every file its C(imports) reach), the expansion of C(imports) globs, the listings of
+        O(dropin_dirs) and O(cdi_spec_dirs), and the stat of each runtime binary are all looked up under it. Paths stay node
+        paths (globs are evaluated under it, their matches reported as node paths); symbolic links are followed inside it.
+      - An absolute C(BinaryName) is looked for under it; a bare name (C(runc), a shim) in the node's standard E(PATH)
+        directories (C(/usr/local/sbin), C(/usr/local/bin), C(/usr/sbin), C(/usr/bin), C(/sbin), C(/bin)) under it,
+        unless it is C(/), when this machine's E(PATH) and the directory of O(containerd_bin) are searched.
+      - Not applied to O(containerd_bin), O(dump_file), O(socket) or O(crictl_bin), which are paths where the module runs.
+        containerd runs unchanged, with O(config_path) as given; when O(host_root) is not C(/) it gets the environment variable
+        E(RUNTIME_GATE_HOST_ROOT) set to it, so a wrapper (C(chroot), C(nsenter), a bind mount) can run it on the node's files.
+      - Must be an existing directory.
+    type: path
+    default: /
   dump_file:
     description:
       - A file on the node holding the output of C(containerd config dump) to judge instead of running the binary.
@@ -41,9 +58,41 @@ options:
     type: path
   timeout:
     description:
-      - Seconds each containerd command may take before the gathering fails.
+      - Seconds each containerd command may take before the gathering fails; also the limit for the CRI status call.
     type: int
     default: 60
+  dropin_dirs:
+    description:
+      - Drop-in directories to list besides the directory of each C(imports) glob, so files no pattern matches show up.
+      - The text of each regular C(*.toml) or C(*.conf) file in a listed directory that no C(imports) entry reached is read
+        too (same size limit as the config files, at most 200 files), so the controller can tell which missing handler such
+        a file defines.
+    type: list
+    elements: path
+    default: [/etc/containerd/conf.d]
+  cdi_spec_dirs:
+    description:
+      - CDI specification directories to list (what a C(*.cdi) runtime or the C(nvidia-cdi) handler needs).
+    type: list
+    elements: path
+    default: [/etc/cdi, /var/run/cdi]
+  daemon:
+    description:
+      - Ask the running daemon for its CRI status (what it has loaded), over O(socket).
+      - Uses C(crictl info) when O(crictl_bin) is found, else a gRPC call through C(grpcio) when the node's Python
+        can import it, else records that neither is available (the daemon's view is then unknown, never assumed).
+    type: bool
+    default: true
+  socket:
+    description:
+      - containerd's gRPC socket. k3s and rke2 use C(/run/k3s/containerd/containerd.sock), k0s C(/run/k0s/containerd.sock).
+    type: path
+    default: /run/containerd/containerd.sock
+  crictl_bin:
+    description:
+      - The crictl binary, a name looked up in E(PATH) or an absolute path; when it is not found the gRPC client is used.
+    type: str
+    default: crictl
 attributes:
   check_mode:
     support: full
@@ -64,6 +113,10 @@ notes:
   - The dump starts from containerd's built-in defaults and re-reads the files, like a restart would; a
     daemon that was not restarted after an edit may still run an older configuration.
   - Paths inside the dump are the paths containerd resolved on the node.
+  - The dump runs from C(/), the daemon's working directory under systemd, so a relative C(imports) glob resolves
+    as the daemon resolves it (containerd 1.6.0-1.6.28 and 1.7.0-1.7.15 glob it from the working directory).
+  - The running daemon's view (O(daemon)) is what tells a stale daemon from its files; without crictl or grpcio on
+    the node it is unknown, never assumed equal to the dump.
 seealso:
   - module: gpufleet.runtime_gate.handler_crosscheck
 """
@@ -80,6 +133,17 @@ EXAMPLES = r"""
   gpufleet.runtime_gate.containerd_facts:
     containerd_bin: /var/lib/rancher/k3s/data/current/bin/containerd
     config_path: /var/lib/rancher/k3s/agent/etc/containerd/config.toml
+
+- name: From a container with the host's root mounted at /host, judge a dump captured on the host
+  gpufleet.runtime_gate.containerd_facts:
+    host_root: /host
+    dump_file: /host/var/tmp/containerd-config-dump.toml
+    socket: /host/run/containerd/containerd.sock
+
+- name: A k3s node, whose containerd listens on its own socket
+  gpufleet.runtime_gate.containerd_facts:
+    config_path: /var/lib/rancher/k3s/agent/etc/containerd/config.toml
+    socket: /run/k3s/containerd/containerd.sock
 
 - name: Show the runtimes containerd loaded
   ansible.builtin.debug:
@@ -142,6 +206,41 @@ ansible_facts:
         root_config:
           description: The on-disk root file (O(config_path)) with C(path), C(exists), its own C(version) and C(imports), and C(parse_error).
           type: dict
+        config_files:
+          description:
+            - The root file and every file its C(imports) reach, in containerd's load order, each with C(path), C(role)
+              (C(root) or C(import)), C(imported_by), C(pattern), C(text) (null when unreadable), C(size), C(mtime), C(error),
+              C(imports) (the node's reading of the top-level array) and C(imports_error). See docs/daemon-view.md.
+          type: list
+          elements: dict
+        import_globs:
+          description:
+            - Each C(imports) entry of each file with C(pattern), C(declared_in), C(absolute), C(glob), C(resolved_pattern),
+              C(matches) (Go C(filepath.Glob)), C(matches_from_cwd) (relative globs resolved from C(/), as 1.6.0-1.6.28 and
+              1.7.0-1.7.15 do) and C(error).
+          type: list
+          elements: dict
+        dropin_dirs:
+          description:
+            - Listings (C(path), C(exists), C(error), C(truncated), C(listed_because), C(entries) of C(name), C(size), C(mtime),
+              C(is_file)) of each glob's directory and of O(dropin_dirs).
+            - C(texts_for) lists the suffixes (C(.toml), C(.conf)) whose unloaded files carry their text; each regular such file
+              no import reached has C(text) (null when unreadable) and C(text_error) in its entry.
+          type: list
+          elements: dict
+        binaries:
+          description: Each runtime binary (C(BinaryName), implied shim, C(runc)) by name, with C(kind), C(exists), C(executable) and C(resolved).
+          type: dict
+        cdi_dirs:
+          description: Listings of O(cdi_spec_dirs), the shape of RV(ansible_facts.containerd.dropin_dirs) without C(listed_because), C(texts_for) and texts.
+          type: list
+          elements: dict
+        daemon:
+          description:
+            - The running daemon's view; C(state) is C(serving), C(cri_unavailable) (the daemon answers but serves no CRI)
+              or C(unknown) (with C(reason)); when serving, C(runtimes), C(runtime_details), C(default_runtime),
+              C(runtime_handlers) (2.x), C(cri_ready) and C(conditions); C(cri_plugin_errors) when the CRI plugin failed.
+          type: dict
 evidence:
   description: Raw text the node returned, before the controller parsed it. Removed by the action plugin.
   returned: never
@@ -153,6 +252,10 @@ import shutil
 import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cri_status import daemon_status
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import (
+    dropin_listings, host_path, is_node_root, list_directory, runtime_binaries, walk_imports)
 
 # Refuse anything this large before reading it: a real dump is tens of kilobytes.
 MAX_DUMP_BYTES = 50 * 1024 * 1024
@@ -180,10 +283,13 @@ def _read_file(path, what):
     return _decode(raw, what)
 
 
-def _run(argv, timeout):
+def _run(argv, timeout, env=None):
     """Return (rc, stdout bytes, stderr text, error)."""
     try:
-        completed = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False)
+        # From `/`, the daemon's working directory under systemd: containerd 1.6.0-1.6.28 and 1.7.0-1.7.15 glob a
+        # relative `imports` pattern from the working directory, so the dump then resolves it as the daemon does.
+        completed = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False,
+                                   cwd="/", env=env)
     except subprocess.TimeoutExpired:
         return None, b"", "", "`%s` did not finish within %d seconds" % (" ".join(argv), timeout)
     except OSError as error:
@@ -208,7 +314,9 @@ def gather(params):
         if rc == 0 and not error:
             evidence["version_text"] = stdout.decode("utf-8", "replace").strip()
 
-    root_text, root_error = _read_file(config_path, "root config '%s'" % config_path)
+    host_root = params.get("host_root") or "/"
+    where = "" if is_node_root(host_root) else " under host_root '%s'" % host_root
+    root_text, root_error = _read_file(host_path(host_root, config_path), "root config '%s'%s" % (config_path, where))
     evidence["root_config_text"] = root_text
     evidence["root_config_error"] = root_error
 
@@ -228,7 +336,9 @@ def gather(params):
     evidence["source_name"] = "`%s`" % " ".join(argv)
     if not binary:
         return None, "containerd binary '%s' was not found (not in PATH or not executable)" % containerd_bin
-    rc, stdout, stderr, error = _run(argv, params["timeout"])
+    # The node's files are elsewhere: a wrapper given as containerd_bin can run containerd on them.
+    env = None if is_node_root(host_root) else dict(os.environ, RUNTIME_GATE_HOST_ROOT=host_root)
+    rc, stdout, stderr, error = _run(argv, params["timeout"], env)
     if error:
         return None, error
     if rc != 0:
@@ -243,20 +353,46 @@ def gather(params):
     return evidence, None
 
 
+def gather_surroundings(params, evidence):
+    """The files, directories, binaries and daemon around the dump: raw evidence for the findings."""
+    if params["daemon"]:
+        evidence["daemon"] = daemon_status(params["socket"], params["crictl_bin"], params["timeout"])
+    else:
+        evidence["daemon"] = {"source": None, "socket": params["socket"], "error": "not asked (daemon: false)"}
+    host_root = params.get("host_root") or "/"
+    evidence["config_files"], evidence["import_globs"] = walk_imports(params["config_path"], host_root)
+    reached = {entry["path"] for entry in evidence["config_files"] if entry["path"]}
+    evidence["dropin_dirs"] = dropin_listings(evidence["import_globs"], params["dropin_dirs"], host_root, reached)
+    evidence["cdi_dirs"] = [list_directory(os.path.normpath(path), host_root) for path in params["cdi_spec_dirs"]]
+    daemon = evidence["daemon"]
+    daemon_text = daemon.get("stdout") or ((daemon.get("response") or {}).get("info") or {}).get("config")
+    evidence["binaries"] = runtime_binaries(evidence["dump_text"], daemon_text, params["containerd_bin"], host_root)
+    return evidence
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
             containerd_bin=dict(type="str", default="containerd"),
             config_path=dict(type="path", default="/etc/containerd/config.toml"),
+            host_root=dict(type="path", default="/"),
             dump_file=dict(type="path"),
             timeout=dict(type="int", default=60),
+            dropin_dirs=dict(type="list", elements="path", default=["/etc/containerd/conf.d"]),
+            cdi_spec_dirs=dict(type="list", elements="path", default=["/etc/cdi", "/var/run/cdi"]),
+            daemon=dict(type="bool", default=True),
+            socket=dict(type="path", default="/run/containerd/containerd.sock"),
+            crictl_bin=dict(type="str", default="crictl"),
         ),
         supports_check_mode=True,
     )
+    host_root = module.params["host_root"]
+    if not os.path.isabs(host_root) or not os.path.isdir(host_root):
+        module.fail_json(msg="host_root '%s' is not an existing directory given as an absolute path" % host_root)
     evidence, error = gather(module.params)
     if error:
         module.fail_json(msg=error)
-    module.exit_json(changed=False, evidence=evidence)
+    module.exit_json(changed=False, evidence=gather_surroundings(module.params, evidence))
 
 
 if __name__ == "__main__":

@@ -6,10 +6,15 @@
 DOCUMENTATION = r"""
 ---
 module: crosscheck_summary
-short_description: Summarise the verdicts of a crosscheck run
+short_description: Summarise the verdicts of a crosscheck run and write its reports
 description:
   - Reads the registered M(gpufleet.runtime_gate.handler_crosscheck) result of every host in O(hosts) and returns
     a table for the terminal, the verdicts and their counts; optionally writes them as JSON on the controller.
+  - With O(cluster_result), also the fleet findings (a handler no node serves, a RuntimeClass without nodeSelector),
+    the RuntimeClass overhead warnings (pods that do not fit a node once the overhead is added) and, per RuntimeClass,
+    the nodes that serve and miss its handler; the table is followed by the findings.
+  - With O(report_dir), writes C(report.json), C(junit.xml) and C(report.html) there (see docs/report.md in the collection);
+    an existing C(report.json) is kept as C(report.prev.json) and the new one lists the hosts whose verdict changed.
   - A host without a verdict (unreachable before it was judged, or removed from the play) is reported C(UNKNOWN).
   - Runs on the controller (action plugin); run it once per play.
 version_added: 0.1.0
@@ -31,16 +36,32 @@ options:
     description:
       - "Controller path to write the verdicts to as JSON (C(hosts): host to verdict, C(counts)), atomically; directories are created."
     type: path
+  cluster_result:
+    description:
+      - The registered M(gpufleet.runtime_gate.runtimeclass_info) result of the run, usually
+        C(hostvars['localhost']['runtime_gate_cluster']).
+      - When absent or failed, the reports say the cluster was not read (and why), the run does not pass, and a
+        C(CLUSTER_NOT_READ) fleet finding replaces the other fleet findings.
+    type: dict
+  report_dir:
+    description:
+      - Controller directory to write C(report.json), C(junit.xml) and C(report.html) into, each atomically (temporary
+        file and rename); created if absent; no other file in it is touched. A relative path is relative to the
+        directory ansible-playbook runs in.
+      - An existing C(report.json) is first kept as C(report.prev.json).
+    type: path
 attributes:
   check_mode:
     support: full
-    description: Same result in check mode; the verdicts file is written in check mode too, since it changes no host.
+    description: Same result in check mode; the verdicts file and the reports are written in check mode too, since they change no host.
   diff_mode:
     support: none
     description: Nothing to diff.
   idempotent:
     support: full
-    description: Writes the same file for the same verdicts.
+    description: >-
+      Writes the same verdicts file for the same verdicts; each report run replaces the previous report
+      (kept as C(report.prev.json)) and carries its own time.
   action:
     support: full
     description: Runs on the controller; reads the other hosts' registered verdicts.
@@ -53,6 +74,8 @@ EXAMPLES = r"""
   gpufleet.runtime_gate.crosscheck_summary:
     hosts: "{{ ansible_play_hosts_all }}"
     verdicts_file: "{{ playbook_dir }}/../out/verdicts.json"
+    cluster_result: "{{ hostvars['localhost']['runtime_gate_cluster'] }}"
+    report_dir: /srv/reports/runtime-gate
   run_once: true
   delegate_to: localhost
   register: summary
@@ -80,4 +103,34 @@ counts:
   returned: always
   type: dict
   sample: {"OK": 4, "MISSING": 2, "UNKNOWN": 1}
+cluster:
+  description: Whether the cluster was read (C(read)), why not (C(error)), and where from (C(type), C(server), C(path)).
+  returned: always
+  type: dict
+fleet_findings:
+  description: Findings about the fleet as a whole (C(host) null), or one C(CLUSTER_NOT_READ) finding.
+  returned: always
+  type: list
+  elements: dict
+overhead_findings:
+  description: RuntimeClass overhead warnings (C(host) = the node); empty when the cluster was not read.
+  returned: always
+  type: list
+  elements: dict
+runtimeclasses:
+  description: Per RuntimeClass its C(handler), C(overhead_pod_fixed), C(node_selector) and the judged nodes C(serving), C(required), C(missing).
+  returned: always
+  type: list
+  elements: dict
+report_paths:
+  description: The files written, by name (C(report.json), C(junit.xml), C(report.html), and C(report.prev.json) when kept).
+  returned: when O(report_dir) is set
+  type: dict
+changed_hosts:
+  description:
+    - Hosts whose verdict or missing handlers differ from the previous report, with C(previous) and C(current);
+      null when there was no comparable previous report.
+  returned: when O(report_dir) is set
+  type: list
+  elements: dict
 """

@@ -18,6 +18,10 @@ description:
   - Loaded runtimes are the ones the CRI plugin can serve; none when the CRI plugin is disabled or when
     C(default_runtime_name) names no loaded runtime (the plugin then fails validation and containerd runs
     without CRI).
+  - The running daemon's view (CRI status) is used when the facts carry it, else the config dump; a handler missing
+    from the Node's C(status.runtimeHandlers) or whose C(BinaryName) is missing on the node is not served.
+  - Findings explain each missing handler (import globs that match nothing, config versions, replaced CRI tables,
+    missing binaries, a daemon pending restart...); see RV(findings).
   - The verdict is C(OK), C(MISSING) (the sorted missing handlers) or C(UNKNOWN) (facts or cluster data could
     not be gathered). C(MISSING) and C(UNKNOWN) fail the task unless O(fail_on_verdict=false).
 version_added: 0.1.0
@@ -44,6 +48,14 @@ options:
       - The registered result of M(gpufleet.runtime_gate.runtimeclass_info); a failed result makes the verdict C(UNKNOWN).
       - Its C(nodes) are used to look up the node's labels unless O(nodes) or O(node_labels) is given.
     type: dict
+  cluster_result_var:
+    description:
+      - The name of the variable on C(localhost) that holds the registered result of M(gpufleet.runtime_gate.runtimeclass_info);
+        the action reads it as stored, instead of receiving it as O(cluster_result).
+      - For many hosts and a large cluster; O(cluster_result) is templated and copied into every host's task (benchmarks/README.md).
+      - A variable that does not exist (the C(localhost) play did not run) makes the verdict C(UNKNOWN).
+      - At most one of O(runtimeclasses), O(cluster_result) and O(cluster_result_var).
+    type: str
   nodes:
     description:
       - Nodes as M(gpufleet.runtime_gate.runtimeclass_info) returns them with C(nodes=true), to find O(node_name)'s labels.
@@ -119,12 +131,14 @@ passed:
   returned: always
   type: bool
 msg:
-  description: One C(MISSING=<handler>) line per missing handler, C(UNKNOWN=<reason>), or C(OK).
+  description:
+    - One C(MISSING=<handler>) line per missing handler, C(UNKNOWN=<reason>), or C(OK).
+    - When the verdict is not C(OK), the findings follow these lines, indented (code, severity, message, remedy, evidence).
   returned: always
   type: str
-  sample: "MISSING=nvidia\nMISSING=nvidia-cdi"
+  sample: "MISSING=nvidia\nMISSING=nvidia-cdi\n  DROPIN_NOT_IMPORTED (error): ..."
 lines:
-  description: The lines of RV(msg) as a list.
+  description: The verdict lines of RV(msg) (without the findings) as a list.
   returned: always
   type: list
   elements: str
@@ -174,4 +188,39 @@ reason:
   description: Why the node is not OK (the UNKNOWN cause, or why nothing is served); empty when OK.
   returned: always
   type: str
+findings:
+  description:
+    - Why handlers are missing or at risk, from the silent-failure catalogue (see docs/findings.md); errors first.
+    - Each has C(code), C(severity) (C(error) or C(warning)), C(host), C(message), C(remedy), C(evidence) (file, line, key,
+      containerd version...) and C(handlers) (the handlers it explains). Rules whose evidence the node did not send stay silent.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - code: IMPORT_GLOB_MATCHES_NOTHING
+      severity: error
+      host: gpu-node-02
+      message: imports pattern '/etc/containerd/conf.d/*.conf' in /etc/containerd/config.toml matches no file.
+      remedy: Change the pattern to match the drop-in files, or rename the files to match it.
+      evidence: {file: /etc/containerd/config.toml, line: 4, key: imports, pattern: /etc/containerd/conf.d/*.conf}
+      handlers: [nvidia, nvidia-cdi]
+missing_explained:
+  description: Each missing handler with the codes of the findings that explain it; C([NOT_CONFIGURED_ANYWHERE]) when no config file mentions it.
+  returned: always
+  type: dict
+  sample: {nvidia: [DROPIN_NOT_IMPORTED, IMPORT_GLOB_MATCHES_NOTHING], nvdia: [NOT_CONFIGURED_ANYWHERE]}
+daemon_runtimes:
+  description: The runtimes the running containerd serves (CRI status); null when its view is unknown.
+  returned: always
+  type: list
+  elements: str
+loaded_source:
+  description: C(daemon) when the loaded runtimes come from the running daemon, C(dump) when from C(containerd config dump); null when UNKNOWN.
+  returned: always
+  type: str
+node_runtime_handlers:
+  description: Named C(status.runtimeHandlers) of the Node object; null when the Node reports none (containerd 1.x, kubelet before 1.30).
+  returned: always
+  type: list
+  elements: str
 """

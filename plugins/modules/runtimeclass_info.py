@@ -4,13 +4,19 @@
 
 DOCUMENTATION = r"""
 module: runtimeclass_info
-short_description: Read the cluster's RuntimeClasses (and Nodes) from the API server or a YAML file
+short_description: Read the cluster's RuntimeClasses (and Nodes, Pods) from the API server or a YAML file
 version_added: 0.1.0
 description:
   - Lists C(node.k8s.io/v1) RuntimeClasses, and with O(nodes=true) also C(v1) Nodes, from a Kubernetes
     API server, page by page (C(limit) and C(continue)).
+  - With O(pods=true) also the Pods of all namespaces, and the C(FailedCreatePodSandBox) Events (field selector
+    C(reason=FailedCreatePodSandBox)) that tell which pods the kubelet could not start, for example because the node's
+    runtime does not serve their RuntimeClass's handler.
+  - The number of requests depends on the number of objects and O(page_size), never on the number of inventory hosts.
+  - An expired C(continue) token (HTTP 410) restarts that list once; HTTP 429 is retried up to 3 times as its
+    C(Retry-After) header asks (at most 10 seconds each), then the task fails.
   - With O(src), reads the same objects from a YAML file instead, for example the output of
-    C(kubectl get runtimeclass,node -o yaml); the connection options are then ignored.
+    C(kubectl get runtimeclass,node,pod,event -A -o yaml); the connection options are then ignored.
   - Both sources give the same normalised shape, so later checks do not care where the data came from.
   - Run it once per play (C(run_once) plus C(delegate_to=localhost)); the cluster view is the same for every host.
 extends_documentation_fragment:
@@ -25,7 +31,14 @@ options:
     type: path
   nodes:
     description:
-      - Also return the Nodes, with their labels, allocatable resources and C(status.runtimeHandlers).
+      - Also return the Nodes, with their labels, allocatable resources, addresses and C(status.runtimeHandlers).
+    type: bool
+    default: false
+  pods:
+    description:
+      - Also return the Pods of all namespaces with their requests, overhead and RuntimeClass, each with the messages
+        of its C(FailedCreatePodSandBox) Events.
+      - Needs C(list) on C(pods) and C(events) cluster-wide (see C(docs/rbac.yaml)).
     type: bool
     default: false
   page_size:
@@ -81,10 +94,19 @@ EXAMPLES = r"""
       run_once: true
       register: cluster
 
-- name: Use an export instead of a live cluster (kubectl get runtimeclass,node -o yaml > cluster.yaml)
+- name: Read Pods too, with their sandbox failures
+  gpufleet.runtime_gate.runtimeclass_info:
+    nodes: true
+    pods: true
+  delegate_to: localhost
+  run_once: true
+  register: cluster
+
+- name: Use an export instead of a live cluster (kubectl get runtimeclass,node,pod,event -A -o yaml > cluster.yaml)
   gpufleet.runtime_gate.runtimeclass_info:
     src: "{{ playbook_dir }}/cluster.yaml"
     nodes: true
+    pods: true
   delegate_to: localhost
   run_once: true
   register: cluster
@@ -140,6 +162,52 @@ nodes:
       type: list
       elements: dict
       sample: [{name: "", features: {recursiveReadOnlyMounts: true, userNamespaces: false}}]
+    addresses:
+      description: C(status.addresses) as a list of C(type) (C(InternalIP), C(Hostname), ...) and C(address).
+      type: list
+      elements: dict
+      sample: [{type: InternalIP, address: 10.0.0.11}]
+pods:
+  description: The Pods of all namespaces, sorted by namespace and name; empty unless O(pods=true).
+  returned: success
+  type: list
+  elements: dict
+  contains:
+    namespace:
+      description: C(metadata.namespace).
+      type: str
+    name:
+      description: C(metadata.name).
+      type: str
+    node:
+      description: C(spec.nodeName); null while the pod is not scheduled.
+      type: str
+    phase:
+      description: C(status.phase); C(Unknown) when the object has none (a manifest).
+      type: str
+      sample: Pending
+    runtime_class:
+      description: C(spec.runtimeClassName); null when the pod uses the runtime's default handler.
+      type: str
+      sample: nvidia
+    containers:
+      description: C(spec.containers) as C(name) and C(requests) (resource name to quantity string).
+      type: list
+      elements: dict
+      sample: [{name: main, requests: {cpu: 900m, memory: 1Gi}}]
+    init_containers:
+      description: C(spec.initContainers), same shape as RV(pods[].containers).
+      type: list
+      elements: dict
+    overhead:
+      description: C(spec.overhead) (set from the RuntimeClass at admission), resource name to quantity string.
+      type: dict
+      sample: {cpu: 250m, memory: 120Mi}
+    sandbox_failures:
+      description: Messages of the pod's C(FailedCreatePodSandBox) Events, oldest listed first, each once.
+      type: list
+      elements: str
+      sample: ['Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for "nvidia" is configured']
 source:
   description: Where the objects came from.
   returned: success
@@ -158,7 +226,7 @@ source:
       type: str
       returned: when RV(source.type=file)
 api_requests:
-  description: How many list requests were sent to the API server; 0 with O(src).
+  description: How many requests were sent to the API server (pages, restarts and retries included); 0 with O(src).
   returned: success
   type: int
   sample: 2
@@ -188,6 +256,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import
     HAS_KUBERNETES,
     KUBERNETES_IMPORT_ERROR,
     KubeAccessError,
+    insecure_warning,
     list_cluster_objects,
 )
 
@@ -197,6 +266,7 @@ def main():
     argument_spec.update(
         src={"type": "path"},
         nodes={"type": "bool", "default": False},
+        pods={"type": "bool", "default": False},
         page_size={"type": "int", "default": 500},
         request_timeout={"type": "int", "default": 30},
     )
@@ -219,22 +289,21 @@ def main():
         if not HAS_KUBERNETES:
             module.fail_json(msg=missing_required_lib("kubernetes"), exception=KUBERNETES_IMPORT_ERROR)
         auth_options = {name: params[name] for name in AUTH_ARG_SPEC}
+        if insecure_warning(auth_options):
+            module.warn(insecure_warning(auth_options))
         try:
             cluster_objects = list_cluster_objects(auth_options, include_nodes=params["nodes"],
-                                                   page_size=params["page_size"],
+                                                   include_pods=params["pods"], page_size=params["page_size"],
                                                    request_timeout=params["request_timeout"])
         except KubeAccessError as err:
-            failure = {"server": err.server} if err.server else {}
-            if err.http_status:
-                failure["http_status"] = err.http_status
-            module.fail_json(msg=str(err), **failure)
+            module.fail_json(**err.result_fields())
         except RuntimeGateError as err:
             module.fail_json(msg=str(err))
         source = {"type": "api", "server": cluster_objects["server"]}
         api_requests = cluster_objects["api_requests"]
 
     result = {"changed": False, "runtimeclasses": cluster_objects["runtimeclasses"], "source": source,
-              "api_requests": api_requests}
+              "api_requests": api_requests, "pods": cluster_objects["pods"] if params["pods"] else []}
     if params["nodes"]:
         result["nodes"] = cluster_objects["nodes"]
     module.exit_json(**result)

@@ -59,6 +59,14 @@ def test_checker_refuses_other_outcomes(tmp_path):
     verdicts_file.write_text(json.dumps(document))
     refused = check_verdicts(completed.returncode, verdicts_file)
     assert refused.returncode == 1 and "gpu-node-04" in refused.stderr
+    # Right verdict, wrong reason: gpu-node-02's drop-in explained by another finding is refused too.
+    document = json.loads(verdicts_file.read_text())
+    document["hosts"]["gpu-node-04"]["missing_handlers"] = ["nvidia", "nvidia-cdi", "runc"]
+    for finding in document["hosts"]["gpu-node-02"]["findings"]:
+        finding["code"] = "CDI_SPEC_MISSING"
+    verdicts_file.write_text(json.dumps(document))
+    refused = check_verdicts(completed.returncode, verdicts_file)
+    assert refused.returncode == 1 and "gpu-node-02: findings ['CDI_SPEC_MISSING']" in refused.stderr, refused.stderr
 
 
 def test_without_the_cluster_play_every_host_is_unknown(tmp_path):

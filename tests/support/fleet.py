@@ -5,10 +5,16 @@ Every host gets its own tree under a temp dir. Paths inside the trees are absolu
 dump`` resolves them without a bind mount. Each scenario states what containerd 1.6 prints for its tree
 (``dumped_runtimes``); the expected verdict is derived here from that statement, the RuntimeClasses and the
 node labels — never by calling the collection's core.
+
+Each tree is also the node's filesystem for its runtime binaries: ``BinaryName`` points at a stand-in
+executable inside the tree (``<tree>/usr/bin/nvidia-container-runtime``, a ``#!/bin/sh`` that exits 1), so
+"is the runtime's binary there?" is answered by the tree, not by this machine. A scenario can leave a
+stand-in out (``absent_binaries``): that runtime is then loaded but not served.
 """
 from __future__ import annotations
 
 import json
+import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,11 +25,13 @@ NODE_PYTHON = "/usr/bin/python3"
 CONTROLLER_PYTHON = str(Path(__file__).resolve().parents[2] / ".venv" / "bin" / "python")
 CRI_V1 = '"io.containerd.grpc.v1.cri"'
 CRI_V2X = '"io.containerd.cri.v1.runtime"'
+# BinaryName per runtime, relative to the tree (None: the shim's default runc from PATH).
 RUNTIME_BINARIES = {
     "runc": None,
-    "nvidia": "/usr/bin/nvidia-container-runtime",
-    "nvidia-cdi": "/usr/bin/nvidia-container-runtime.cdi",
+    "nvidia": "usr/bin/nvidia-container-runtime",
+    "nvidia-cdi": "usr/bin/nvidia-container-runtime.cdi",
 }
+STAND_IN_SCRIPT = "#!/bin/sh\necho '{name}: fleet test stand-in, runs nothing' >&2\nexit 1\n"
 ALL_RUNTIMES = ("runc", "nvidia", "nvidia-cdi")
 
 GPU_LABELS = {"kubernetes.io/os": "linux", "nvidia.com/gpu.present": "true", "nvidia.com/cdi": "true"}
@@ -56,7 +64,7 @@ def cri_block(runtimes, default_runtime="runc", plugin=CRI_V1):
         lines += [f'[plugins.{plugin}.containerd.runtimes."{name}"]', '  runtime_type = "io.containerd.runc.v2"']
         lines += [f'[plugins.{plugin}.containerd.runtimes."{name}".options]', "  SystemdCgroup = true"]
         if RUNTIME_BINARIES[name]:
-            lines.append(f'  BinaryName = "{RUNTIME_BINARIES[name]}"')
+            lines.append(f'  BinaryName = "{{tree}}/{RUNTIME_BINARIES[name]}"')
         lines.append("")
     return "\n".join(lines)
 
@@ -77,6 +85,7 @@ class ConfigScenario:
     ``files`` maps tree-relative paths to TOML; ``{tree}`` is replaced by the tree's absolute path.
     ``dumped_runtimes`` and ``default_runtime`` are what the dump lists (None: it names no default);
     ``containerd_refuses``: ``config dump`` exits 1, so nothing is known (the verdict is UNKNOWN).
+    ``absent_binaries``: runtimes whose ``BinaryName`` stand-in is not written into the tree.
     """
 
     name: str
@@ -86,14 +95,17 @@ class ConfigScenario:
     default_runtime: str | None = "runc"
     cri_disabled: bool = False
     containerd_refuses: bool = False
+    absent_binaries: frozenset = frozenset()
 
     @property
     def loaded_runtimes(self) -> frozenset:
+        """The runtimes that are served (the verdict's ``loaded_runtimes``)."""
         # The CRI plugin refuses to start when its default runtime is not configured
         # (ValidatePluginConfig, pkg/cri/config/config.go @v1.6.20): then no handler is served at all.
         if self.containerd_refuses or self.cri_disabled or self.default_runtime not in self.dumped_runtimes:
             return frozenset()
-        return self.dumped_runtimes
+        # A loaded runtime whose binary is not on the node cannot start a pod: it is not served.
+        return self.dumped_runtimes - self.absent_binaries
 
 
 def _scenarios():
@@ -139,6 +151,10 @@ def _scenarios():
             "cri-disabled", "disabled_plugins lists the CRI plugin: the dump omits its table, nothing is served",
             {"config.toml": root_config(disabled_plugins=["io.containerd.grpc.v1.cri"], body=cri_block(ALL_RUNTIMES))},
             frozenset(), default_runtime=None, cri_disabled=True),
+        ConfigScenario(
+            "binary-missing", "all runtimes loaded, but nvidia's BinaryName does not exist on the node",
+            {"config.toml": root_config(body=cri_block(ALL_RUNTIMES))}, frozenset(ALL_RUNTIMES),
+            absent_binaries=frozenset({"nvidia"})),
         ConfigScenario(
             "runc-only", "plain runc node",
             {"config.toml": root_config(body=cri_block(["runc"]))}, frozenset({"runc"})),
@@ -207,11 +223,22 @@ def containerd_config_dump(config_path, containerd_bin="containerd"):
     return completed.stdout
 
 
+def runtime_binary(tree: Path, runtime: str) -> str | None:
+    """The ``BinaryName`` the scenarios give ``runtime`` in ``tree`` (None: unset)."""
+    return str(tree / RUNTIME_BINARIES[runtime]) if RUNTIME_BINARIES.get(runtime) else None
+
+
 def write_tree(tree: Path, scenario: ConfigScenario):
     tree.mkdir(parents=True, exist_ok=True)
     (tree / "conf.d").mkdir(exist_ok=True)
     for relative_path, text in scenario.files.items():
         (tree / relative_path).write_text(text.replace("{tree}", str(tree)), encoding="utf-8")
+    for runtime, relative_path in RUNTIME_BINARIES.items():
+        if relative_path and runtime not in scenario.absent_binaries:
+            stand_in = tree / relative_path
+            stand_in.parent.mkdir(parents=True, exist_ok=True)
+            stand_in.write_text(STAND_IN_SCRIPT.format(name=stand_in.name), encoding="utf-8")
+            stand_in.chmod(stand_in.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
 def _host_vars(fleet: Fleet, host: FleetHost) -> dict:

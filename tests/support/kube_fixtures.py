@@ -42,13 +42,13 @@ def runtimeclass(name, handler, node_selector=None, overhead=None, tolerations=N
     return obj
 
 
-def node(name, labels=None, runtime_handlers=None, allocatable=None):
+def node(name, labels=None, runtime_handlers=None, allocatable=None, internal_ip="10.0.0.10"):
     """A Node as a kubelet reports it; ``runtime_handlers`` are names or full dicts, None = field absent."""
     resources = allocatable or {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "1"}
     stamp = "2026-01-01T00:00:00Z"
     status = {
         "capacity": dict(resources), "allocatable": dict(resources),
-        "addresses": [{"type": "InternalIP", "address": "10.0.0.10"}, {"type": "Hostname", "address": name}],
+        "addresses": [{"type": "InternalIP", "address": internal_ip}, {"type": "Hostname", "address": name}],
         "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is ready",
                         "lastHeartbeatTime": stamp, "lastTransitionTime": stamp}],
         "nodeInfo": {"architecture": "amd64", "bootID": str(uuid.uuid5(uuid.NAMESPACE_DNS, name + "-boot")),
@@ -67,11 +67,36 @@ def node(name, labels=None, runtime_handlers=None, allocatable=None):
             "spec": {}, "status": status}
 
 
-def pod(name, namespace="default", node_name=None, runtime_class_name=None, phase="Running"):
-    spec = {"containers": [{"name": "main", "image": "registry.example/cuda:12"}]}
+def pod(name, namespace="default", node_name=None, runtime_class_name=None, phase="Running", requests=None,
+        init_requests=None, overhead=None, uid=None):
+    """A Pod; ``requests``/``init_requests`` are one container's requests, ``overhead`` is spec.overhead."""
+    container = {"name": "main", "image": "registry.example/cuda:12"}
+    if requests is not None:
+        container["resources"] = {"requests": dict(requests)}
+    spec = {"containers": [container]}
+    if init_requests is not None:
+        spec["initContainers"] = [{"name": "init", "image": "registry.example/busybox:1",
+                                   "resources": {"requests": dict(init_requests)}}]
+    if overhead is not None:
+        spec["overhead"] = dict(overhead)
     if node_name:
         spec["nodeName"] = node_name
     if runtime_class_name:
         spec["runtimeClassName"] = runtime_class_name
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
-            "spec": spec, "status": {"phase": phase}}
+    metadata = {"name": name, "namespace": namespace, **({"uid": uid} if uid else {})}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec, "status": {"phase": phase}}
+
+
+def event(pod_obj, message, reason="FailedCreatePodSandBox", name=None, count=1):
+    """A core/v1 Event about ``pod_obj`` as the kubelet records it (Warning, source kubelet)."""
+    pod_metadata = pod_obj["metadata"]
+    involved = {"kind": "Pod", "namespace": pod_metadata["namespace"], "name": pod_metadata["name"], "apiVersion": "v1"}
+    if pod_metadata.get("uid"):
+        involved["uid"] = pod_metadata["uid"]
+    stamp = "2026-01-01T00:00:00Z"
+    return {"apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": name or f"{pod_metadata['name']}.{uuid.uuid4().hex[:16]}",
+                         "namespace": pod_metadata["namespace"]},
+            "involvedObject": involved, "reason": reason, "message": message, "type": "Warning", "count": count,
+            "source": {"component": "kubelet", "host": pod_obj["spec"].get("nodeName", "")},
+            "firstTimestamp": stamp, "lastTimestamp": stamp, "reportingComponent": "kubelet"}

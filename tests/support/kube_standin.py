@@ -1,9 +1,13 @@
 """A Kubernetes API server stand-in on the standard library, for the kubernetes client and kubectl.
 
 No apiserver, kind, k3s or envtest binary is installable here, so this serves the real REST shapes
-over HTTPS on 127.0.0.1: discovery, list/get of RuntimeClasses (node.k8s.io/v1), Nodes and Pods
-(core/v1) with ``limit``/``continue``, create/replace/patch/delete of RuntimeClasses, Bearer-token or
-client-certificate auth, Status errors, injected failures and delays, and a request log.
+over HTTPS on 127.0.0.1: discovery, list/get of RuntimeClasses (node.k8s.io/v1), Nodes, Pods and
+Events (core/v1) with ``limit``/``continue`` and the apiserver's field selectors, create/replace/
+patch/delete of RuntimeClasses (with the handler's validation), of ClusterRoles/ClusterRoleBindings
+(rbac.authorization.k8s.io/v1), ServiceAccounts and Namespaces (stored as sent: enough for
+``kubectl apply`` and reading back, no RBAC enforcement), Bearer-token or client-certificate auth,
+Status errors, injected failures (429 with Retry-After, 410 on continue tokens, ...) and delays, and a
+request log.
 """
 
 import base64
@@ -20,19 +24,43 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+WRITE_VERBS = ["create", "delete", "get", "list", "patch", "update"]
+RBAC_PREFIX = "/apis/rbac.authorization.k8s.io/v1"
 RESOURCES = {
     "runtimeclasses": {"prefix": "/apis/node.k8s.io/v1", "group": "node.k8s.io", "kind": "RuntimeClass",
-                       "singular": "runtimeclass", "namespaced": False, "short": [],
-                       "verbs": ["create", "delete", "get", "list", "patch", "update"]},
+                       "singular": "runtimeclass", "namespaced": False, "short": [], "verbs": WRITE_VERBS},
     "nodes": {"prefix": "/api/v1", "group": "", "kind": "Node", "singular": "node", "namespaced": False,
               "short": ["no"], "verbs": ["get", "list"]},
     "pods": {"prefix": "/api/v1", "group": "", "kind": "Pod", "singular": "pod", "namespaced": True,
              "short": ["po"], "verbs": ["get", "list"]},
+    "events": {"prefix": "/api/v1", "group": "", "kind": "Event", "singular": "event", "namespaced": True,
+               "short": ["ev"], "verbs": ["get", "list"]},
+    "namespaces": {"prefix": "/api/v1", "group": "", "kind": "Namespace", "singular": "namespace",
+                   "namespaced": False, "short": ["ns"], "verbs": WRITE_VERBS},
+    "serviceaccounts": {"prefix": "/api/v1", "group": "", "kind": "ServiceAccount", "singular": "serviceaccount",
+                        "namespaced": True, "short": ["sa"], "verbs": WRITE_VERBS},
+    "clusterroles": {"prefix": RBAC_PREFIX, "group": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                     "singular": "clusterrole", "namespaced": False, "short": [], "verbs": WRITE_VERBS},
+    "clusterrolebindings": {"prefix": RBAC_PREFIX, "group": "rbac.authorization.k8s.io", "kind": "ClusterRoleBinding",
+                            "singular": "clusterrolebinding", "namespaced": False, "short": [], "verbs": WRITE_VERBS},
 }
-FIELD_SELECTORS = {"metadata.name", "metadata.namespace", "spec.nodeName", "status.phase"}
+API_GROUPS = {"/apis/node.k8s.io/v1": "node.k8s.io", RBAC_PREFIX: "rbac.authorization.k8s.io"}
+# The field labels the apiserver accepts per resource (pkg/registry/core/{pod,event}/strategy.go
+# ToSelectableFields; every other resource: metadata.name, plus metadata.namespace when namespaced).
+# Anything else is refused with "field label not supported", as pkg/apis/core/v1/conversion.go does.
+FIELD_SELECTORS = {
+    "pods": {"metadata.name", "metadata.namespace", "spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
+             "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"},
+    "events": {"metadata.name", "metadata.namespace", "involvedObject.kind", "involvedObject.namespace",
+               "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion",
+               "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent",
+               "source", "type"},
+}
+# Field labels whose value lives elsewhere in the object.
+FIELD_PATHS = {"source": "source.component"}
 STATUS_REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed", 409: "AlreadyExists",
-                  410: "Expired", 415: "UnsupportedMediaType", 422: "Invalid", 500: "InternalError",
-                  503: "ServiceUnavailable"}
+                  410: "Expired", 415: "UnsupportedMediaType", 422: "Invalid", 429: "TooManyRequests",
+                  500: "InternalError", 503: "ServiceUnavailable"}
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
@@ -150,20 +178,26 @@ class KubeStandIn:
         return Path(path)
 
     # --- test controls ---------------------------------------------------------------------------
-    def set_objects(self, runtimeclasses=None, nodes=None, pods=None):
-        """Replace the stored objects of each resource given (raw camelCase dicts)."""
+    def set_objects(self, runtimeclasses=None, nodes=None, pods=None, events=None):
+        """Replace the stored objects of each resource given (raw camelCase dicts); a given uid is kept."""
         with self._lock:
-            for resource, objects in (("runtimeclasses", runtimeclasses), ("nodes", nodes), ("pods", pods)):
+            for resource, objects in (("runtimeclasses", runtimeclasses), ("nodes", nodes), ("pods", pods),
+                                      ("events", events)):
                 if objects is not None:
                     self._store[resource] = {}
                     for obj in objects:
                         stored = self._stamp(resource, json.loads(json.dumps(obj)))
                         self._store[resource][_object_key(stored)] = stored
 
-    def fail(self, resource, status, message=None, times=None, skip=0):
-        """Answer requests for ``resource`` with ``status`` after ``skip`` good ones, ``times`` times (None: always)."""
+    def fail(self, resource, status, message=None, times=None, skip=0, retry_after=None, on_continue=False):
+        """Answer requests for ``resource`` with ``status`` after ``skip`` good ones, ``times`` times (None: always).
+
+        ``retry_after`` adds a Retry-After header (429); ``on_continue`` limits the failure to list requests
+        that carry a continue token (410: the token expired, as after etcd compaction).
+        """
         with self._lock:
-            self._failures[resource] = {"status": status, "message": message, "times": times, "skip": skip}
+            self._failures[resource] = {"status": status, "message": message, "times": times, "skip": skip,
+                                        "retry_after": retry_after, "on_continue": on_continue}
 
     def fail_next(self, resource, status, message=None):
         self.fail(resource, status, message, times=1)
@@ -174,10 +208,13 @@ class KubeStandIn:
 
     def list_calls(self, resource):
         """Logged GET requests on the collection path of ``resource`` (one per page)."""
-        collection = f"{RESOURCES[resource]['prefix']}/{resource}"
-        return [request for request in self.requests if request.method == "GET"
-                and (request.path == collection or (request.path.endswith(f"/{resource}")
-                                                    and request.path.startswith("/api/v1/namespaces/")))]
+        return [request for request in self.requests
+                if request.method == "GET" and (_route(request.path) or (None, None, "x"))[::2] == (resource, None)]
+
+    def stored(self, resource):
+        """The stored objects of ``resource`` (copies), sorted by namespace/name."""
+        with self._lock:
+            return [json.loads(json.dumps(obj)) for _key, obj in sorted(self._store[resource].items())]
 
     # --- request handling ------------------------------------------------------------------------
     def handle(self, handler, method):
@@ -199,9 +236,10 @@ class KubeStandIn:
         if route is None:
             return _send(handler, 404, _status(404, "the server could not find the requested resource"))
         resource, namespace, name = route
-        failure = self._take_failure(resource, method, name)
+        failure = self._take_failure(resource, method, name, "continue" in query)
         if failure:
-            return _send(handler, failure["status"], _status(failure["status"], failure["message"]))
+            headers = {"Retry-After": str(failure["retry_after"])} if failure["retry_after"] is not None else {}
+            return _send(handler, failure["status"], _status(failure["status"], failure["message"]), headers)
         with self._lock:
             code, answer = self._serve(method, resource, namespace, name, query, body,
                                        handler.headers.get("Content-Type", ""))
@@ -215,10 +253,10 @@ class KubeStandIn:
         except (ValueError, ssl.SSLError):
             return False
 
-    def _take_failure(self, resource, method, name):
+    def _take_failure(self, resource, method, name, continued):
         with self._lock:
             failure = self._failures.get(resource)
-            if not failure:
+            if not failure or (failure["on_continue"] and not continued):
                 return None
             if failure["skip"] > 0:
                 failure["skip"] -= 1
@@ -227,7 +265,7 @@ class KubeStandIn:
                 failure["times"] -= 1
                 if failure["times"] <= 0:
                     del self._failures[resource]
-            return {"status": failure["status"],
+            return {"status": failure["status"], "retry_after": failure["retry_after"],
                     "message": failure["message"] or _default_failure_message(failure["status"], resource, method, name)}
 
     def _serve(self, method, resource, namespace, name, query, body, content_type):
@@ -240,7 +278,7 @@ class KubeStandIn:
         if method == "GET":
             found = objects.get(key)
             return (200, found) if found else (404, _status(404, f'{qualified} "{name}" not found'))
-        if resource != "runtimeclasses" or (method == "POST") != (name is None):
+        if "create" not in info["verbs"] or (method == "POST") != (name is None):
             return 405, _status(405, f"the stand-in does not support {method} on {qualified}")
         if method == "DELETE":
             deleted = objects.pop(key, None)
@@ -257,18 +295,32 @@ class KubeStandIn:
             sent = _merge_patch(objects[key], sent)
         if not isinstance(sent, dict) or not (sent.get("metadata") or {}).get("name"):
             return 400, _status(400, "the object has no metadata.name")
-        key = sent["metadata"]["name"]
+        if info["namespaced"]:
+            sent["metadata"]["namespace"] = namespace
+            if namespace not in self._store["namespaces"]:
+                return 404, _status(404, f'namespaces "{namespace}" not found')
+        key = f"{namespace}/{sent['metadata']['name']}" if namespace else sent["metadata"]["name"]
+        if resource != "runtimeclasses":
+            return self._write(method, resource, objects, key, sent, qualified)
         handler = sent.get("handler")
         if not isinstance(handler, str) or not DNS_LABEL.match(handler):
             return 422, _status(422, f'RuntimeClass.node.k8s.io "{key}" is invalid: handler: Invalid value: '
                                      f'{json.dumps(handler)}: must be a DNS label')
-        if method == "POST" and key in objects:
-            return 409, _status(409, f'{qualified} "{key}" already exists')
-        if method != "POST" and key not in objects:
-            return 404, _status(404, f'{qualified} "{name}" not found')
-        if method != "POST" and objects[key]["handler"] != handler:
+        if method != "POST" and key in objects and objects[key]["handler"] != handler:
             return 422, _status(422, f'RuntimeClass.node.k8s.io "{key}" is invalid: handler: Invalid value: '
                                      f'"{handler}": field is immutable')
+        return self._write(method, resource, objects, key, sent, qualified)
+
+    def _write(self, method, resource, objects, key, sent, qualified):
+        if method == "POST" and key in objects:
+            return 409, _status(409, f'{qualified} "{key.rsplit("/", 1)[-1]}" already exists')
+        if method != "POST" and key not in objects:
+            return 404, _status(404, f'{qualified} "{key.rsplit("/", 1)[-1]}" not found')
+        sent_version = (sent.get("metadata") or {}).get("resourceVersion")
+        if method == "PUT" and sent_version and sent_version != objects[key]["metadata"]["resourceVersion"]:
+            return 409, _status(409, f'Operation cannot be fulfilled on {qualified} "{key.rsplit("/", 1)[-1]}": '
+                                     "the object has been modified; please apply your changes to the latest "
+                                     "version and try again")
         objects[key] = self._stamp(resource, sent, previous=objects.get(key))
         return (201 if method == "POST" else 200), objects[key]
 
@@ -276,12 +328,18 @@ class KubeStandIn:
         info = RESOURCES[resource]
         if query.get("labelSelector"):
             return 400, _status(400, "the stand-in does not evaluate labelSelector")
-        wanted = {}
+        supported = FIELD_SELECTORS.get(resource, {"metadata.name", "metadata.namespace"} if info["namespaced"]
+                                        else {"metadata.name"})
+        wanted = []
         for term in filter(None, (query.get("fieldSelector") or "").split(",")):
-            label, _equals, value = term.partition("=")
-            if label not in FIELD_SELECTORS or (label != "metadata.name" and not info["namespaced"]):
-                return 400, _status(400, f"field label not supported: {label}")
-            wanted[label] = value.lstrip("=")
+            found = re.fullmatch(r"([^=!]+)(==|=|!=)(.*)", term.strip())
+            if not found:
+                return 400, _status(400, f'invalid selector: \'{query["fieldSelector"]}\'; can\'t understand \'{term}\'')
+            label, operator, value = found.groups()
+            if label not in supported:
+                return 400, _status(400, f'"{label}" is not a known field selector: only "'
+                                         + '", "'.join(sorted(supported)) + '"')
+            wanted.append((FIELD_PATHS.get(label, label), operator != "!=", value))
         start_after = ""
         if query.get("continue"):
             try:
@@ -290,7 +348,7 @@ class KubeStandIn:
                 return 400, _status(400, "continue key is not valid")
         selected = [obj for key, obj in sorted(self._store[resource].items())
                     if key > start_after and (namespace is None or obj["metadata"].get("namespace") == namespace)
-                    and all(_field(obj, label) == value for label, value in wanted.items())]
+                    and all((_field(obj, path) == value) == equal for path, equal, value in wanted)]
         limit = int(query.get("limit") or 0)
         page = selected[: min(limit, self.max_page)] if limit > 0 else selected
         metadata = {"resourceVersion": str(self._resource_version)}
@@ -308,7 +366,7 @@ class KubeStandIn:
         obj.setdefault("apiVersion", _api_version(resource))
         metadata = obj.setdefault("metadata", {})
         previous_metadata = (previous or {}).get("metadata", {})
-        metadata["uid"] = previous_metadata.get("uid") or str(uuid.uuid4())
+        metadata["uid"] = previous_metadata.get("uid") or metadata.get("uid") or str(uuid.uuid4())
         metadata["creationTimestamp"] = previous_metadata.get("creationTimestamp") or "2026-01-01T00:00:00Z"
         metadata["resourceVersion"] = str(self._resource_version)
         return obj
@@ -321,13 +379,14 @@ class KubeStandIn:
         if path == "/api":
             return {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs":
                     [{"clientCIDR": "0.0.0.0/0", "serverAddress": f"127.0.0.1:{self.port}"}]}
-        group = {"name": "node.k8s.io", "versions": [{"groupVersion": "node.k8s.io/v1", "version": "v1"}],
-                 "preferredVersion": {"groupVersion": "node.k8s.io/v1", "version": "v1"}}
+        groups = {name: {"name": name, "versions": [{"groupVersion": f"{name}/v1", "version": "v1"}],
+                         "preferredVersion": {"groupVersion": f"{name}/v1", "version": "v1"}}
+                  for name in API_GROUPS.values()}
         if path == "/apis":
-            return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [group]}
-        if path == "/apis/node.k8s.io":
-            return {"kind": "APIGroup", "apiVersion": "v1", **group}
-        for group_version, prefix in (("v1", "/api/v1"), ("node.k8s.io/v1", "/apis/node.k8s.io/v1")):
+            return {"kind": "APIGroupList", "apiVersion": "v1", "groups": list(groups.values())}
+        if path.startswith("/apis/") and path[len("/apis/"):] in groups:
+            return {"kind": "APIGroup", "apiVersion": "v1", **groups[path[len("/apis/"):]]}
+        for prefix, group_version in (("/api/v1", "v1"), *((prefix, f"{name}/v1") for prefix, name in API_GROUPS.items())):
             if path == prefix:
                 return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": [
                     {"name": name, "singularName": info["singular"], "namespaced": info["namespaced"],
@@ -363,15 +422,16 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _route(path):
-    """(resource, namespace, name) for a resource path, else None."""
+    """(resource, namespace, name) for a resource path, else None; a cluster-wide list has namespace None."""
     for resource, info in RESOURCES.items():
-        base = f"{info['prefix']}/{resource}"
-        if path == base:
-            return resource, None, None
-        if path.startswith(base + "/") and "/" not in path[len(base) + 1:]:
-            return resource, None, path[len(base) + 1:]
-    match = re.fullmatch(r"/api/v1/namespaces/([^/]+)/pods(?:/([^/]+))?", path)
-    return ("pods", match.group(1), match.group(2)) if match else None
+        if info["namespaced"]:
+            match = re.fullmatch(rf"{re.escape(info['prefix'])}/namespaces/([^/]+)/{resource}(?:/([^/]+))?", path)
+            if match:
+                return resource, match.group(1), match.group(2)
+        match = re.fullmatch(rf"{re.escape(info['prefix'])}/{resource}(?:/([^/]+))?", path)
+        if match and not (info["namespaced"] and match.group(1)):
+            return resource, None, match.group(1)
+    return None
 
 
 def _api_version(resource):
@@ -420,15 +480,18 @@ def _default_failure_message(status, resource, method, name):
              f'resource "{resource}" in API group "{info["group"]}" at the cluster scope',
         404: "the server could not find the requested resource",
         410: "The provided continue parameter is too old to display a consistent list result.",
+        429: "Too many requests, please try again later.",
         500: "Internal error occurred: etcdserver: request timed out",
         503: "the server is currently unable to handle the request",
     }.get(status, f"injected failure {status}")
 
 
-def _send(handler, code, payload):
+def _send(handler, code, payload, headers=None):
     body = json.dumps(payload).encode()
     handler.send_response(code)
     handler.send_header("Content-Type", "application/json")
+    for name, value in (headers or {}).items():
+        handler.send_header(name, value)
     handler.send_header("Content-Length", str(len(body)))
     handler.end_headers()
     handler.wfile.write(body)

@@ -28,7 +28,8 @@ GPU_NODE = {
     "metadata": {"name": "gpu-1", "labels": {"nvidia.com/gpu.present": "true"}},
     "status": {"allocatable": {"cpu": "8", "nvidia.com/gpu": "1"},
                "runtimeHandlers": [{"name": "", "features": {"recursiveReadOnlyMounts": True, "userNamespaces": False}},
-                                   {"name": "nvidia", "features": {"recursiveReadOnlyMounts": True, "userNamespaces": False}}]},
+                                   {"name": "nvidia", "features": {"recursiveReadOnlyMounts": True, "userNamespaces": False}}],
+               "addresses": [{"type": "InternalIP", "address": "10.0.0.11"}, {"type": "Hostname", "address": "gpu-1"}]},
 }
 OLD_NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-0"}, "status": {"allocatable": {"cpu": "4"}}}
 EXPECTED = {
@@ -39,11 +40,13 @@ EXPECTED = {
          "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]},
     ],
     "nodes": [
-        {"name": "gpu-0", "labels": {}, "allocatable": {"cpu": "4"}, "runtime_handlers": []},
+        {"name": "gpu-0", "labels": {}, "allocatable": {"cpu": "4"}, "runtime_handlers": [], "addresses": []},
         {"name": "gpu-1", "labels": {"nvidia.com/gpu.present": "true"}, "allocatable": {"cpu": "8", "nvidia.com/gpu": "1"},
          "runtime_handlers": [{"name": "", "features": {"recursiveReadOnlyMounts": True, "userNamespaces": False}},
-                              {"name": "nvidia", "features": {"recursiveReadOnlyMounts": True, "userNamespaces": False}}]},
+                              {"name": "nvidia", "features": {"recursiveReadOnlyMounts": True, "userNamespaces": False}}],
+         "addresses": [{"type": "InternalIP", "address": "10.0.0.11"}, {"type": "Hostname", "address": "gpu-1"}]},
     ],
+    "pods": [],
 }
 CONFIG_MAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "y"}, "data": {"a": "b"}}
 
@@ -99,7 +102,7 @@ def test_numeric_overhead_quantities_become_strings():
 @pytest.mark.parametrize("status", [None, {}, {"runtimeHandlers": None}, {"runtimeHandlers": []}])
 def test_node_without_runtime_handlers_is_unknown_not_none(status):
     obj = {"metadata": {"name": "n"}, **({"status": status} if status is not None else {})}
-    assert normalise_node(obj) == {"name": "n", "labels": {}, "allocatable": {}, "runtime_handlers": []}
+    assert normalise_node(obj) == {"name": "n", "labels": {}, "allocatable": {}, "runtime_handlers": [], "addresses": []}
 
 
 def test_runtime_handler_without_name_or_features_is_the_default_handler():

@@ -161,3 +161,24 @@ def test_missing_containerd_binary_exits_2(runtimeclasses):
     completed = run("--runtimeclasses", runtimeclasses, "--containerd-bin", "/nonexistent/containerd")
     assert (completed.returncode, completed.stdout) == (2, "")
     assert "'/nonexistent/containerd' was not found" in completed.stderr
+
+
+@pytest.mark.parametrize("via_venv_python", [False, True])
+def test_help_shows_the_description_not_the_sh_header(via_venv_python):
+    completed = run("--help", via_venv_python=via_venv_python)
+    text = " ".join(completed.stdout.split())  # argparse wraps the description to the terminal width
+    assert completed.returncode == 0
+    assert "rc-crosscheck — does this node's loaded containerd serve every RuntimeClass handler it must?" in text
+    assert "venv_python" not in completed.stdout and ":'" not in completed.stdout
+
+
+def test_explain_links_only_handlers_the_unloaded_dropin_defines():
+    # gpu-node-02: 99-nvidia.toml (nvidia, nvidia-cdi) is never imported; the typo'd handler nvdia is in no file.
+    node = REPO_ROOT / "inventory" / "demo" / "nodes" / "gpu-node-02"
+    completed = run("--explain", "--runtimeclasses", REPO_ROOT / "inventory" / "demo" / "cluster.yaml", "--host-root", node,
+                    node / "config-dump.toml")
+    assert (completed.returncode, completed.stderr) == (1, "")
+    lines = completed.stdout.splitlines()
+    assert lines[:3] == ["MISSING=nvdia", "MISSING=nvidia", "MISSING=nvidia-cdi"]
+    assert lines[3:6] == ["  nvdia: NOT_CONFIGURED_ANYWHERE", "  nvidia: DROPIN_NOT_IMPORTED, IMPORT_GLOB_MATCHES_NOTHING",
+                          "  nvidia-cdi: DROPIN_NOT_IMPORTED, IMPORT_GLOB_MATCHES_NOTHING"]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from ansible.template import trust_as_template
 
-from support.fleet import FleetHost, build_fleet
+from support.fleet import FleetHost, build_fleet, runtime_binary
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 FACTS_MODULE = "gpufleet.runtime_gate.containerd_facts"
@@ -30,7 +30,6 @@ MODULE_ARGS = {
 }
 RUNC_V2 = "io.containerd.runc.v2"
 NVIDIA_BINARY = "/usr/bin/nvidia-container-runtime"
-NVIDIA_CDI_BINARY = "/usr/bin/nvidia-container-runtime.cdi"
 
 
 @pytest.fixture
@@ -71,8 +70,8 @@ def test_facts_from_live_dumps_on_many_hosts(tmp_path, containerd_facts_on):
             assert facts["default_runtime_name"] == host.config.default_runtime, host.name
         for name, runtime in facts["runtimes"].items():
             assert runtime["runtime_type"] == RUNC_V2, (host.name, name)
-            assert runtime["binary_name"] == {"nvidia": NVIDIA_BINARY, "nvidia-cdi": NVIDIA_CDI_BINARY}.get(name), (
-                host.name, name, runtime)
+            # BinaryName points at the stand-in inside the host's tree (tests/support/fleet.py).
+            assert runtime["binary_name"] == runtime_binary(fleet.tree(host.name), name), (host.name, name, runtime)
             # Declared runtimes carry the options the files set; containerd's built-in runc (the only
             # runtime of root-version-3) carries its full default option set, SystemdCgroup = false.
             assert "SystemdCgroup" in runtime["options"], (host.name, name, runtime)
@@ -89,7 +88,8 @@ def test_facts_from_dump_files_never_run_the_binary(tmp_path, containerd_facts_o
                   inventory_vars={"runtime_gate_dump_file": str(dump_path),
                                   "runtime_gate_containerd_bin": str(tmp_path / "no-such-containerd")})
         for version, dump_path in released_dumps.items()]
-    results = containerd_facts_on(build_fleet(tmp_path, hosts))
+    fleet = build_fleet(tmp_path, hosts)
+    results = containerd_facts_on(fleet)
     expected = {
         "dump-live-1.6-partial": (2, "io.containerd.grpc.v1.cri", {"runc", "nvidia"}),
         "dump-1.7.34": (2, "io.containerd.grpc.v1.cri", {"runc", "nvidia", "nvidia-cdi"}),
@@ -104,7 +104,8 @@ def test_facts_from_dump_files_never_run_the_binary(tmp_path, containerd_facts_o
         assert (facts["dump_version"], facts["cri_runtime_plugin"]) == (dump_version, cri_plugin), host_name
         assert set(facts["runtimes"]) == runtimes, host_name
         assert facts["default_runtime_name"] == "runc", host_name
-        assert facts["runtimes"]["nvidia"]["binary_name"] == NVIDIA_BINARY, host_name
+        tree_binary = runtime_binary(fleet.tree(host_name), "nvidia") if host_name.startswith("dump-live") else NVIDIA_BINARY
+        assert facts["runtimes"]["nvidia"]["binary_name"] == tree_binary, host_name
         # No binary ran: the version comes only from `containerd --version`.
         assert facts["containerd_version"] is None, host_name
 

@@ -5,6 +5,7 @@ ansible-playbook run per fleet; the tests below read that one run's exit code, o
 """
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 
@@ -33,6 +34,7 @@ MIXED_FLEET = [
     FleetHost("gpu-default-nvidia", "default-nvidia"),
     FleetHost("cpu-default-nvidia-lost", "default-nvidia-lost", labels=dict(CPU_LABELS)),
     FleetHost("gpu-cri-disabled", "cri-disabled"),
+    FleetHost("gpu-binary-missing", "binary-missing"),
     FleetHost("cpu-runc-only", "runc-only", labels=dict(CPU_LABELS)),
     FleetHost("gpu-config-absent", "config-absent"),
     FleetHost("gpu-config-malformed", "config-malformed"),
@@ -105,6 +107,12 @@ def test_scenario_statements_match_the_real_containerd(tmp_path, containerd_bin)
         assert set(cri.get("containerd", {}).get("runtimes", {})) == scenario.dumped_runtimes, scenario.name
         assert cri.get("containerd", {}).get("default_runtime_name") == scenario.default_runtime, scenario.name
         assert ("io.containerd.grpc.v1.cri" in dump["disabled_plugins"]) == scenario.cri_disabled, scenario.name
+        # A stated absent binary is the dumped runtime's BinaryName, and it is really absent; every other exists.
+        for name, runtime in cri.get("containerd", {}).get("runtimes", {}).items():
+            binary = runtime.get("options", {}).get("BinaryName")
+            if binary:
+                assert os.access(binary, os.X_OK) == (name not in scenario.absent_binaries), (scenario.name, name, binary)
+        assert scenario.absent_binaries <= scenario.dumped_runtimes, scenario.name
 
 
 def test_mixed_fleet_fails_the_run_with_exit_code_2(mixed_run):
@@ -141,6 +149,16 @@ def test_missing_or_malformed_config_is_unknown_naming_host_and_config(mixed_run
         assert any(re.search(rf"\b{re.escape(host_name)}\b.*{re.escape(config_path)}", line.split("=>", 1)[-1])
                    for line in messages), messages
         assert any(cause in line for line in messages), messages
+
+
+def test_runtime_whose_binary_is_missing_is_not_served(mixed_run):
+    verdict = mixed_run.verdicts["hosts"]["gpu-binary-missing"]
+    binary = str(mixed_run.fleet.tree("gpu-binary-missing") / "usr" / "bin" / "nvidia-container-runtime")
+    assert (verdict["verdict"], verdict["missing_handlers"]) == ("MISSING", ["nvidia"])
+    assert verdict["missing_explained"] == {"nvidia": ["RUNTIME_BINARY_MISSING"]}
+    finding = next(finding for finding in verdict["findings"] if finding["code"] == "RUNTIME_BINARY_MISSING")
+    assert (finding["severity"], finding["handlers"], finding["evidence"]["binary"]) == ("error", ["nvidia"], binary)
+    assert "MISSING=nvidia" in mixed_run.failure_text("gpu-binary-missing")
 
 
 def test_mixed_fleet_summary_table_lists_every_host(mixed_run):

@@ -3,22 +3,20 @@
 The stand-in caps pages at 2 objects whenever a client sends ``limit``, so five RuntimeClasses
 can only be read completely by following ``continue`` tokens.
 """
-import dataclasses
 import json
-import os
 import socket
 import subprocess
 
+import kube_runs
 import pytest
 import yaml
-from support.paths import REPO_ROOT
+from kube_runs import ansible_env, assert_one_clear_failure
 from support.tools import require_command
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import KubeAccessError, list_cluster_objects
 from support.kube_fixtures import node, runtimeclass
 from support.kube_standin import make_tls_material
 
-VENV_BIN = REPO_ROOT / ".venv" / "bin"
 MODULE = "gpufleet.runtime_gate.runtimeclass_info"
 GPU_LABELS = {"kubernetes.io/os": "linux", "nvidia.com/gpu.present": "true"}
 RUNTIMECLASSES = [
@@ -38,46 +36,8 @@ NODES = [
 ]
 
 
-@dataclasses.dataclass
-class ModuleRun:
-    returncode: int
-    status: str
-    result: dict
-    output: str
-
-
-def ansible_env(**extra):
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith("K8S_AUTH_") and key not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST")}
-    env.update(ANSIBLE_CONFIG=str(REPO_ROOT / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="ansible.builtin.minimal",
-               ANSIBLE_NOCOLOR="1", ANSIBLE_LOCALHOST_WARNING="0")
-    env.update({key: str(value) for key, value in extra.items()})
-    return env
-
-
 def run_module(args, env=None, check_mode=False):
-    module_args = json.dumps({key: str(value) if isinstance(value, os.PathLike) else value for key, value in args.items()})
-    command = [str(VENV_BIN / "ansible"), "localhost", "-c", "local", "-i", "localhost,", "-m", MODULE,
-               "-e", f"ansible_python_interpreter={VENV_BIN / 'python'}"]
-    command += (["-a", module_args] if args else []) + (["--check"] if check_mode else [])
-    completed = subprocess.run(command, cwd=REPO_ROOT, env=env or ansible_env(), capture_output=True, text=True,
-                               timeout=120, check=False)
-    output = completed.stdout + completed.stderr
-    answer = completed.stdout.partition("localhost | ")[2]
-    status, arrow, payload = answer.partition(" => ")
-    assert arrow, f"no module result in the ansible output:\n{output}"
-    result = json.JSONDecoder().raw_decode(payload)[0]
-    return ModuleRun(completed.returncode, status, result, output)
-
-
-def assert_one_clear_failure(run, *fragments, secrets=()):
-    assert (run.returncode, run.status) == (2, "FAILED!"), run.output
-    message = run.result["msg"]
-    assert "\n" not in message and "Traceback" not in run.output, run.output
-    for fragment in fragments:
-        assert fragment in message, message
-    for secret in secrets:
-        assert secret not in run.output
+    return kube_runs.run_module(MODULE, args, env=env, check_mode=check_mode)
 
 
 @pytest.fixture

@@ -1,0 +1,217 @@
+"""What every host rule reads: the facts, the verdict so far, the parsed files and the containerd version.
+
+Also the Finding constructor and small helpers the rule modules share (``_rules_config``, ``_host_rules``).
+"""
+
+import os
+
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._config_files import (
+    CRI_SHORT_ID,
+    config_files,
+    unloaded_dropins,
+)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import (
+    BUILTIN_DEFAULT_RUNTIME,
+    CRI_PLUGIN_V2,
+    CRI_RUNTIME_PLUGIN_V3,
+)
+
+ERROR = "error"
+WARNING = "warning"
+
+
+def make_finding(code, severity, message, remedy, evidence, handlers=(), host=None):
+    return {
+        "code": code,
+        "severity": severity,
+        "host": host,
+        "message": message,
+        "remedy": remedy,
+        "evidence": evidence,
+        "handlers": sorted(set(handlers)),
+    }
+
+
+def parse_version(text):
+    """``"1.6.20"`` → ``(1, 6, 20)``; None when unknown or unreadable."""
+    if not isinstance(text, str):
+        return None
+    try:
+        parts = tuple(int(part) for part in text.split("-")[0].split("+")[0].split("~")[0].split(".")[:3])
+    except ValueError:
+        return None
+    return parts if len(parts) == 3 else None
+
+
+def import_globs(facts):
+    """The ``import_globs`` evidence with every field of the expected type ([] when absent or unusable)."""
+    globs = facts.get("import_globs")
+    normalised = []
+    for expansion in globs if isinstance(globs, list) else ():
+        if not isinstance(expansion, dict) or not isinstance(expansion.get("pattern"), str) or not expansion["pattern"]:
+            continue
+        declared_in = _text_or_none(expansion.get("declared_in"))
+        resolved = _text_or_none(expansion.get("resolved_pattern")) or expansion["pattern"]
+        if not os.path.isabs(resolved) and declared_in:
+            resolved = os.path.normpath(os.path.join(os.path.dirname(declared_in), resolved))
+        from_cwd = expansion.get("matches_from_cwd")
+        normalised.append({
+            "pattern": expansion["pattern"],
+            "declared_in": declared_in,
+            "absolute": expansion.get("absolute") is True or os.path.isabs(expansion["pattern"]),
+            "resolved_pattern": resolved,
+            "matches": _texts(expansion.get("matches")),
+            "matches_from_cwd": _texts(from_cwd) if isinstance(from_cwd, list) else None,
+            "cwd": _text_or_none(expansion.get("cwd")),
+            "error": expansion.get("error"),
+        })
+    return normalised
+
+
+def _text_or_none(value):
+    return value if isinstance(value, str) and value else None
+
+
+def _texts(value):
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+
+def between(version, low, high):
+    return version is not None and low <= version <= high
+
+
+def relative_globs_from_cwd(version):
+    """Whether this containerd resolves relative ``imports`` globs from its working directory.
+
+    Relative globs were passed to filepath.Glob unchanged until PR #9746 and its backports #9835
+    (1.6.29) and #9834 (1.7.16) (reference §1).
+    """
+    return between(version, (1, 6, 0), (1, 6, 28)) or between(version, (1, 7, 0), (1, 7, 15))
+
+
+class HostContext:
+    """What every rule reads: facts, the verdict so far, parsed files and the version."""
+
+    def __init__(self, facts, verdict):
+        self.facts = facts
+        self.verdict = verdict
+        self.version_text = facts.get("containerd_version")
+        self.version = parse_version(self.version_text)
+        self.files = config_files(facts)
+        self.unloaded, self.text_suffixes = unloaded_dropins(facts)
+        self.import_globs = import_globs(facts)
+        skipped = self._skipped_by_cwd_globs()
+        self.loaded_files = [item for item in self.files or () if item.loaded and item.path not in skipped]
+        self.missing = list(verdict.get("missing_handlers") or ())
+        self.runtimes = facts.get("runtimes") if isinstance(facts.get("runtimes"), dict) else {}
+        self.default_runtime = facts.get("default_runtime_name") or BUILTIN_DEFAULT_RUNTIME
+        self.mentioned = self._mentioned_handlers()
+
+    def _skipped_by_cwd_globs(self):
+        """Files the node walk reached through a relative glob that this containerd resolves from ``/`` instead."""
+        if not relative_globs_from_cwd(self.version):
+            return set()
+        skipped = set()
+        for expansion in self.import_globs:
+            if "*" in expansion["pattern"] and not expansion["absolute"]:
+                skipped |= set(expansion["matches"]) - set(expansion["matches_from_cwd"] or ())
+        return skipped
+
+    def _mentioned_handlers(self):
+        names = set(self.runtimes)
+        for plugin_names in (self.facts.get("ignored_runtimes") or {}).values():
+            names.update(plugin_names or ())
+        for config_file in list(self.files or ()) + list(self.unloaded.values()):
+            names.update(config_file.all_runtime_names())
+        return names
+
+    def evidence(self, **fields):
+        """Evidence fields without the unknown ones, always with the containerd version."""
+        fields.setdefault("containerd_version", self.version_text)
+        return {key: value for key, value in fields.items() if value is not None}
+
+    def unmentioned_missing(self):
+        """Missing handlers no file the node showed defines: an unread drop-in may hold them."""
+        loaded_names = set(self.runtimes)
+        for config_file in self.loaded_files:
+            loaded_names.update(config_file.all_runtime_names())
+        return [handler for handler in self.missing if handler not in loaded_names]
+
+    def missing_in_unloaded(self, paths):
+        """Missing handlers the drop-in files ``paths``, which no import loaded, may define.
+
+        Exact when the node sent a file's text (``config_files``, or the ``dropin_dirs`` texts): the handlers that
+        file defines. A file of a suffix the directory's listing sends no text for is no config file: none. Otherwise
+        (older facts; an unreadable, oversized or invalid file) inferred: every missing handler no loaded file defines.
+        """
+        by_path = dict(self.unloaded, **{config_file.path: config_file for config_file in self.files or ()})
+        handlers = set()
+        for path in paths:
+            config_file = by_path.get(path)
+            suffixes = self.text_suffixes.get(os.path.dirname(path))
+            if config_file is not None and config_file.document is not None:
+                handlers.update(config_file.all_runtime_names())
+            elif config_file is not None or suffixes is None or path.endswith(suffixes):
+                handlers.update(self.unmentioned_missing())
+        return [handler for handler in self.missing if handler in handlers]
+
+    def missing_defined_in(self, paths):
+        names = set()
+        for config_file in self.files or ():
+            if config_file.path in paths:
+                names.update(config_file.all_runtime_names())
+        return [handler for handler in self.missing if handler in names]
+
+    def cri_broken(self):
+        return self.default_runtime not in self.runtimes and not self.facts.get("cri_disabled")
+
+    def last_file_setting(self, key_path):
+        """(file, line) of the last loaded file that writes ``key_path``, else (None, None)."""
+        found = (None, None)
+        for config_file in self.loaded_files:
+            line = config_file.line_of(*key_path)
+            if line:
+                found = (config_file.path, line)
+        return found
+
+    def runtime_location(self, name, *suffix):
+        for plugin_key in (self.facts.get("cri_runtime_plugin"), CRI_PLUGIN_V2, CRI_RUNTIME_PLUGIN_V3, CRI_SHORT_ID):
+            if plugin_key:
+                found = self.last_file_setting(("plugins", plugin_key, "containerd", "runtimes", name) + suffix)
+                if found[0]:
+                    return found
+        return None, None
+
+
+def toml_key(*parts):
+    """A dotted TOML key as written in a file: ``plugins."io.containerd.grpc.v1.cri".containerd``."""
+    return ".".join(part if part and all(char.isalnum() or char in "_-" for char in part) else f'"{part}"' for part in parts)
+
+
+def severity(handlers):
+    return ERROR if handlers else WARNING
+
+
+def listings(evidence):
+    """``{directory: [entry, ...] or None}`` from directory listings (a list of ``list_directory`` results, or a
+    mapping of directory to entries); entries are ``{"name", "size", "mtime", "is_file"}``; names alone are accepted."""
+    if isinstance(evidence, dict):
+        pairs = evidence.items()
+    elif isinstance(evidence, list):
+        pairs = [
+            (listing["path"], listing.get("entries") if listing.get("exists") and not listing.get("error") else None)
+            for listing in evidence if isinstance(listing, dict) and listing.get("path")
+        ]
+    else:
+        return {}
+    return {
+        directory: [_entry(entry) for entry in entries if isinstance(entry, (dict, str)) and _entry(entry)["name"]]
+        if isinstance(entries, list) else None
+        for directory, entries in pairs if isinstance(directory, str)
+    }
+
+
+def _entry(entry):
+    if isinstance(entry, str):
+        return {"name": entry, "is_file": True}
+    return dict(entry, name=entry.get("name") if isinstance(entry.get("name"), str) else "")

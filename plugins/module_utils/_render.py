@@ -1,0 +1,348 @@
+# Copyright: gpufleet platform team
+# Apache License 2.0 (see galaxy.yml)
+"""What the ``containerd_runtimes`` role writes: the plan for one node, pure functions.
+
+Controller side (``tomllib``). ``make_plan`` takes the node's evidence (root file text, containerd
+version, the files the root's imports resolve to now) and the requested runtimes, and returns the
+preflight errors, the files to write and the imports to add; ``_render_proof`` proves the plan with
+the real binary. Every rule comes from shared/reference/containerd-loading.md (§ numbers below).
+"""
+
+import copy
+import posixpath
+import re
+import tomllib
+
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils import _goglob
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import (
+    BUILTIN_DEFAULT_RUNTIME,
+    CRI_PLUGIN_V2,
+    CRI_RUNTIME_PLUGIN_V3,
+)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._toml_write import TomlWriteError, add_import, dumps
+
+DEFAULT_RUNTIME_TYPE = "io.containerd.runc.v2"
+# RuntimeClass.handler must be a DNS-1123 label (node/v1 validation), so a runtime named otherwise can
+# never be selected by a RuntimeClass.
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_VERSION = re.compile(r"^(\d+)\.(\d+)")
+MANAGED_HEADER = "# Managed by the gpufleet.runtime_gate.containerd_runtimes role: changes here are overwritten.\n"
+
+
+def config_target(containerd_version):
+    """``(max config version, CRI runtime plugin key)`` the binary reads (reference §3 table)."""
+    match = _VERSION.match(containerd_version or "")
+    if not match:
+        raise RuntimeGateError(f"cannot tell the containerd version from {containerd_version!r}")
+    major, minor = int(match.group(1)), int(match.group(2))
+    if major < 2:
+        return 2, CRI_PLUGIN_V2
+    if (major, minor) < (2, 3):
+        return 3, CRI_RUNTIME_PLUGIN_V3
+    return 4, CRI_RUNTIME_PLUGIN_V3
+
+
+def cri_key_for(config_version):
+    """The plugin key runtimes live under in a file of ``config_version`` (2: grpc.v1.cri, 3/4: cri.v1.runtime)."""
+    return CRI_PLUGIN_V2 if config_version <= 2 else CRI_RUNTIME_PLUGIN_V3
+
+
+def runtime_name_errors(runtimes):
+    errors = []
+    seen = set()
+    for runtime in runtimes:
+        name = runtime.get("name")
+        if not isinstance(name, str) or len(name) > 63 or not _DNS_LABEL.match(name):
+            errors.append(
+                f"containerd_runtimes_runtimes: runtime name {name!r} is not a DNS-1123 label (lower-case a-z, 0-9, '-', "
+                "at most 63 characters, starting and ending alphanumeric): no RuntimeClass handler could select it"
+            )
+        elif name in seen:
+            errors.append(f"containerd_runtimes_runtimes: runtime {name!r} is listed twice")
+        seen.add(name)
+    return errors
+
+
+def runtime_table(runtime):
+    """The TOML table of one requested runtime: runtime_type, then options (BinaryName first)."""
+    table = {"runtime_type": runtime.get("runtime_type") or DEFAULT_RUNTIME_TYPE}
+    options = {}
+    if runtime.get("binary_name"):
+        options["BinaryName"] = runtime["binary_name"]
+    options.update(runtime.get("options") or {})
+    if options:
+        table["options"] = options
+    return table
+
+
+def default_guard_lines(new_default):
+    """What changing ``default_runtime_name`` reaches: every pod on the node that names no RuntimeClass."""
+    return [f"DEFAULT_RUNTIME={new_default}", "AFFECTED=all", "NEEDS_RUNTIMECLASS=no", "BLAST_RADIUS=node"]
+
+
+def import_covers(entry, path):
+    """Whether the absolute import ``entry`` loads ``path`` (Go filepath.Match only for entries with ``*``, §1).
+
+    Relative entries never count: containerd 1.6.0-1.6.28/1.7.0-1.7.15 resolve a relative glob against
+    the process working directory, so the role always relies on an absolute entry of its own.
+    """
+    if not entry.startswith("/"):
+        return False
+    if "*" in entry:
+        try:
+            return _goglob.match(entry, path)
+        except _goglob.GlobPatternError:
+            return False
+    return entry == path
+
+
+def load_order(root_path, imports, glob_matches, planned_paths):
+    """The files containerd loads, in order, as they will be after the change (one import level, §1).
+
+    ``glob_matches`` maps each import entry to what Go's Glob returns for it on the node now;
+    ``planned_paths`` are files the role will create, added where an entry matches them.
+    """
+    order = [root_path]
+    for entry in imports:
+        absolute = entry if entry.startswith("/") else posixpath.join(posixpath.dirname(root_path), entry)
+        if "*" in entry:
+            found = set(glob_matches.get(entry) or [])
+            found.update(path for path in planned_paths if import_covers(absolute, path))
+            paths = sorted(found)
+        else:
+            paths = [absolute]
+        for path in paths:
+            if path not in order:  # deduplicated by exact path string, first position wins (§1)
+                order.append(path)
+    return order
+
+
+def _declares_cri(document):
+    plugins = document.get("plugins") if isinstance(document, dict) else None
+    return isinstance(plugins, dict) and (CRI_PLUGIN_V2 in plugins or "cri" in plugins)
+
+
+def make_plan(
+    *,
+    root_path,
+    root_text,
+    containerd_version,
+    runtimes,
+    dropin_dir,
+    dropin_name,
+    import_pattern=None,
+    manage_root_config=False,
+    root_settings=None,
+    default_runtime=None,
+    allow_default_change=False,
+    current_default_runtime=None,
+    glob_matches=None,
+    imported_texts=None,
+):
+    """The plan for one node; ``errors`` non-empty means: touch nothing.
+
+    Returns ``{"errors", "guard_lines", "notes", "files": [{"path", "content"}] (drop-in first, root
+    last), "imports_added", "load_order", "config_version", "dropin_version", "cri_plugin",
+    "expected": {"runtimes": {name: table}, "default_runtime"}}``.
+    """
+    plan = {
+        "errors": runtime_name_errors(runtimes),
+        "guard_lines": [],
+        "notes": [],
+        "files": [],
+        "imports_added": [],
+        "load_order": [],
+        "containerd_version": containerd_version,
+        "config_version": None,
+        "dropin_version": None,
+        "cri_plugin": None,
+        "expected": {"runtimes": {r.get("name"): runtime_table(r) for r in runtimes}, "default_runtime": default_runtime},
+    }
+    errors = plan["errors"]
+    dropin_path = posixpath.join(dropin_dir, dropin_name)
+    import_pattern = import_pattern or posixpath.join(dropin_dir, "*.toml")
+    glob_matches = glob_matches or {}
+    imported_texts = imported_texts or {}
+
+    for name, path in (("containerd_runtimes_dropin_dir", dropin_dir), ("containerd_runtimes_import_pattern", import_pattern)):
+        if not path.startswith("/"):
+            errors.append(f"{name} {path!r} is relative: containerd 1.6.0-1.6.28 and 1.7.0-1.7.15 resolve relative "
+                          "globs against the daemon's working directory, so it must be absolute")
+    if "/" in dropin_name or not dropin_name.endswith(".toml"):
+        errors.append(f"containerd_runtimes_dropin_name {dropin_name!r} must be a plain file name ending in .toml")
+    try:
+        config_version, _binary_key = config_target(containerd_version)
+    except RuntimeGateError as error:
+        errors.append(str(error))
+        return plan
+    plan["config_version"] = config_version
+    if errors:
+        return plan
+    if not import_covers(import_pattern, dropin_path):
+        errors.append(
+            f"containerd_runtimes_import_pattern {import_pattern!r} does not match the drop-in {dropin_path!r} "
+            "(Go filepath.Match: '*' never crosses '/'): containerd would never load it"
+        )
+        return plan
+
+    # The root file: owned (rendered whole) or the node's own (only an import may be added).
+    if manage_root_config:
+        settings = {k: v for k, v in (root_settings or {}).items() if k not in ("version", "imports")}
+        kept_imports = [entry for entry in (root_settings or {}).get("imports", []) if isinstance(entry, str)]
+        root_document = {"version": config_version, **settings, "imports": kept_imports + [import_pattern]}
+        try:
+            candidate_root = MANAGED_HEADER + dumps(root_document)
+        except TomlWriteError as error:
+            errors.append(f"containerd_runtimes_root_settings: {error}")
+            return plan
+    else:
+        if root_text is None:
+            errors.append(
+                f"root config {root_path} does not exist and containerd_runtimes_manage_root_config is false: "
+                "the role edits only a root file that exists (or set manage_root_config to render one)"
+            )
+            return plan
+        try:
+            root_document = tomllib.loads(root_text)
+        except tomllib.TOMLDecodeError as error:
+            errors.append(f"root config {root_path} is not valid TOML: {error}")
+            return plan
+        candidate_root = root_text
+
+    root_version = root_document.get("version") or 1
+    if not isinstance(root_version, int) or isinstance(root_version, bool):
+        errors.append(f"root config {root_path}: version is {root_version!r}, expected an integer")
+        return plan
+    if root_version > config_version:
+        errors.append(
+            f"root config {root_path} has version = {root_version}, above the {config_version} that containerd "
+            f"{containerd_version} reads: 1.6.0-1.6.31/1.7.0-1.7.16 silently ignore its tables, later releases refuse "
+            "to start (set containerd_runtimes_manage_root_config to render a root for this containerd)"
+        )
+        return plan
+    if root_version < 2:
+        errors.append(
+            f"root config {root_path} is version {root_version} (no version key): the drop-in would be version 2 or "
+            "later, above the root's version; an unversioned file reads plugins by short ID, so add `version = 2` "
+            "(or manage the root config)"
+        )
+        return plan
+    # The drop-in takes the root file's own version, never the dump's (§3: mixing versions loses settings).
+    dropin_version = root_version
+    cri_plugin = cri_key_for(dropin_version)
+    plan.update(dropin_version=dropin_version, cri_plugin=cri_plugin)
+
+    imports = root_document.get("imports") or []
+    if not isinstance(imports, list) or not all(isinstance(entry, str) for entry in imports):
+        errors.append(f"root config {root_path}: imports is not an array of strings")
+        return plan
+    if not any(import_covers(entry, dropin_path) for entry in imports):
+        plan["imports_added"] = [import_pattern]
+        if not manage_root_config:
+            try:
+                candidate_root = add_import(root_text, import_pattern)
+            except TomlWriteError as error:
+                errors.append(f"root config {root_path}: {error}")
+                return plan
+        imports = imports + [import_pattern]
+    order = load_order(root_path, imports, glob_matches, [dropin_path])
+    plan["load_order"] = order
+    if dropin_path not in order:
+        errors.append(f"no import of root config {root_path} loads the drop-in {dropin_path}")
+        return plan
+
+    documents = {}
+    for path in order:
+        if path == root_path:
+            documents[path] = root_document
+        elif path != dropin_path and path in imported_texts:
+            try:
+                documents[path] = tomllib.loads(imported_texts[path])
+            except tomllib.TOMLDecodeError as error:
+                errors.append(f"imported file {path} is not valid TOML: {error}")
+    if errors:
+        return plan
+
+    requested = {runtime["name"]: runtime_table(runtime) for runtime in runtimes}
+    if config_version == 2:
+        dropin_document = _carry_cri_table(plan, order, documents, dropin_path, requested, default_runtime)
+    else:
+        containerd_table = {}
+        if default_runtime:
+            containerd_table["default_runtime_name"] = default_runtime
+        containerd_table["runtimes"] = requested
+        dropin_document = {"version": dropin_version, "plugins": {cri_plugin: {"containerd": containerd_table}}}
+        if default_runtime and default_runtime not in requested:
+            plan["notes"].append(f"default runtime {default_runtime!r} must come from another file; the dump proves it")
+    if errors:
+        return plan
+
+    if default_runtime and default_runtime != current_default_runtime and not allow_default_change:
+        plan["guard_lines"] = default_guard_lines(default_runtime)
+        errors.append(
+            f"changing default_runtime_name from {current_default_runtime or 'unknown'!r} to {default_runtime!r} "
+            "sends every pod on the node that names no RuntimeClass through it; set "
+            "containerd_runtimes_allow_default_change: true to do so"
+        )
+        return plan
+
+    plan["files"].append({"path": dropin_path, "content": MANAGED_HEADER + dumps(dropin_document)})
+    if candidate_root != root_text:
+        plan["files"].append({"path": root_path, "content": candidate_root})
+    return plan
+
+
+def _carry_cri_table(plan, order, documents, dropin_path, requested, default_runtime):
+    """containerd 1.x: each file's ``plugins.<id>`` table replaces the earlier one whole (§2), so the
+    drop-in carries the complete CRI table loaded before it, with the requested runtimes set in it."""
+    position = order.index(dropin_path)
+    shadowing = [path for path in order[position + 1:] if _declares_cri(documents.get(path))]
+    if shadowing:
+        plan["errors"].append(
+            f"{', '.join(shadowing)} is loaded after the drop-in {dropin_path} and declares the CRI plugin: on containerd "
+            "1.x it replaces the drop-in's whole CRI table; give the drop-in a name that sorts after it "
+            "(containerd_runtimes_dropin_name) or remove that file's CRI table"
+        )
+        return None
+    sources = [path for path in order[:position] if _declares_cri(documents.get(path))]
+    short_keyed = [path for path in sources if "cri" in documents[path]["plugins"]]
+    if short_keyed:
+        plan["errors"].append(f"{', '.join(short_keyed)} uses the short plugin key [plugins.cri], which a version 2 file rejects")
+        return None
+    # Every CRI table loaded before the drop-in, merged key by key in load order (later wins, arrays
+    # replaced): what the files declare survives even where 1.x itself would have dropped a table.
+    base = {}
+    for path in sources:
+        _deep_merge(base, documents[path]["plugins"][CRI_PLUGIN_V2])
+    containerd_table = base.setdefault("containerd", {})
+    runtimes = containerd_table.setdefault("runtimes", {})
+    preserved = sorted(name for name in runtimes if name not in requested)
+    runtimes.update(copy.deepcopy(requested))
+    if default_runtime:
+        containerd_table["default_runtime_name"] = default_runtime
+    effective_default = containerd_table.get("default_runtime_name") or BUILTIN_DEFAULT_RUNTIME
+    if effective_default not in runtimes:
+        if effective_default != BUILTIN_DEFAULT_RUNTIME:
+            plan["errors"].append(
+                f"default runtime {effective_default!r} is not defined in the CRI table the drop-in carries"
+            )
+            return None
+        # go-toml v1 builds a fresh map for a present `runtimes` table, dropping the built-in runc (§2).
+        runtimes[BUILTIN_DEFAULT_RUNTIME] = {"runtime_type": DEFAULT_RUNTIME_TYPE}
+        plan["notes"].append("runc is written explicitly: any runtimes table hides the built-in one on 1.x")
+    plan["notes"].append(
+        f"containerd 1.x: the drop-in carries the whole CRI table merged from {', '.join(sources) or 'the built-in defaults'}"
+        + (f", keeping runtimes {', '.join(preserved)}" if preserved else "")
+    )
+    plan["carried_from"] = sources
+    return {"version": 2, "plugins": {CRI_PLUGIN_V2: base}}
+
+
+def _deep_merge(into, table):
+    for key, value in table.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _deep_merge(into[key], value)
+        else:
+            into[key] = copy.deepcopy(value)
+    return into

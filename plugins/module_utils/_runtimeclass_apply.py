@@ -1,0 +1,76 @@
+"""Make the cluster's RuntimeClasses match a plan from ``_runtimeclass_plan``: one list, then create or replace.
+
+Controller side. Requests: the paginated list of RuntimeClasses plus one write per class that
+changes, whatever the number of inventory hosts. Updates are conditional replaces (PUT with the
+``resourceVersion`` read), so a concurrent edit fails with 409 instead of being overwritten.
+"""
+
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import normalise_runtimeclass
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import (
+    DEFAULT_PAGE_SIZE,
+    DEFAULT_REQUEST_TIMEOUT,
+    ApiSession,
+)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._runtimeclass_plan import (
+    desired_body,
+    needed_change,
+    plan_runtimeclasses,
+    refusals,
+)
+
+try:
+    from kubernetes import client as kube_client
+except ImportError:
+    kube_client = None  # ApiSession raises KubernetesLibraryMissing first
+
+
+def apply_runtimeclasses(options, desired_classes, verdicts, nodes, check_mode=False,
+                         request_timeout=DEFAULT_REQUEST_TIMEOUT, page_size=DEFAULT_PAGE_SIZE):
+    """Plan, then create/update what the plan allows. Nothing is written when any class is refused.
+
+    Returns ``{"changed", "refused": [sentence...], "runtimeclasses": [plan + "action"], "diff": {"before", "after"},
+    "server", "api_requests"}``. ``action`` is ``create``, ``update``, ``none`` or ``refused``.
+    Raises ``RuntimeGateError``/``KubeAccessError`` for bad input and API failures.
+    """
+    plans = plan_runtimeclasses(desired_classes, verdicts, nodes)
+    refused = refusals(plans)
+    result = {"changed": False, "refused": refused, "runtimeclasses": [], "diff": {"before": {}, "after": {}},
+              "server": None, "api_requests": 0}
+    if refused:
+        result["runtimeclasses"] = [dict(plan, action="refused" if plan["refusal"] else "none") for plan in plans]
+        return result
+    desired_by_name = {desired["name"]: desired_body(desired) for desired in desired_classes}
+    with ApiSession(options, request_timeout) as session:
+        result["server"] = session.server
+        nodev1 = kube_client.NodeV1Api(session.client)
+        live_items = session.list_all("RuntimeClasses (node.k8s.io/v1)", nodev1.list_runtime_class, page_size)
+        live_by_name = {(item.get("metadata") or {}).get("name"): item for item in live_items}
+        changes = []
+        for plan in plans:
+            live = live_by_name.get(plan["name"])
+            action, body = needed_change(desired_by_name[plan["name"]], live)
+            result["runtimeclasses"].append(dict(plan, action=action))
+            if action != "none":
+                changes.append((plan["name"], action, body))
+                result["diff"]["before"][plan["name"]] = normalise_runtimeclass(live) if live else None
+                result["diff"]["after"][plan["name"]] = normalise_runtimeclass(body)
+        for name, action, body in changes if not check_mode else ():
+            if action == "create":
+                session.request(f"creating RuntimeClass '{name}' on {session.server}", nodev1.create_runtime_class, body)
+            else:
+                session.request(f"updating RuntimeClass '{name}' on {session.server}", nodev1.replace_runtime_class,
+                                name, body)
+        result["changed"] = bool(changes)
+        result["api_requests"] = session.api_requests
+    return result
+
+
+def refusal_message(refused):
+    """The one failure message for a refused plan."""
+    return f"{len(refused)} RuntimeClass(es) refused, nothing applied: " + " | ".join(refused)
+
+
+def unjudged_warnings(runtimeclass_results):
+    """One warning per class that targets cluster nodes this run did not judge."""
+    return [f"RuntimeClass '{item['name']}' also targets node(s) this run did not judge: {', '.join(item['unjudged'])}"
+            for item in runtimeclass_results if item["unjudged"]]

@@ -1,0 +1,176 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet platform team
+# Apache License 2.0 (see galaxy.yml)
+
+DOCUMENTATION = r"""
+---
+module: containerd_runtime_config
+short_description: Plan containerd runtime files for a node and prove them with the real containerd binary
+description:
+  - Works out the drop-in (and, when needed, the root configuration edit) that makes the node's containerd load
+    O(runtimes), and proves it before anything in place is touched. It writes nothing itself; the
+    C(gpufleet.runtime_gate.containerd_runtimes) role writes RV(files) with M(ansible.builtin.copy).
+  - Reads on the node (standard library only) C(containerd --version), the root configuration, the files its
+    top-level C(imports) match (Go C(filepath.Glob) rules) and the current C(containerd config dump).
+  - Chooses from the containerd version the config version and CRI plugin key (version 2 and
+    C(io.containerd.grpc.v1.cri) for 1.6/1.7, 3 for 2.0-2.2, 4 for 2.3+), writes the drop-in with the root
+    file's own version, and adds an absolute import glob to the root's C(imports) when none matches the drop-in,
+    keeping every existing entry, comment and unknown key (a textual edit, proven by re-parsing).
+  - On containerd 1.x a drop-in that mentions the CRI plugin replaces the root's whole CRI table, so the drop-in
+    carries the complete CRI table of the files loaded before it (merged key by key) with the requested
+    runtimes set in it.
+  - Refuses, naming the input, runtime names that are not DNS-1123 labels, a root file whose version is above
+    what the binary reads or below the drop-in's, a missing root when O(manage_root_config=false), a file loaded
+    after the drop-in that would replace its CRI table (1.x), paths that cannot be written, and a change of
+    C(default_runtime_name) without O(allow_default_change) (printing C(DEFAULT_RUNTIME=<new>), C(AFFECTED=all),
+    C(NEEDS_RUNTIMECLASS=no), C(BLAST_RADIUS=node)).
+  - Proof, on the node, in a temporary directory - the candidate tree (root and drop-ins as they will be; imports
+    pointing into the config or drop-in directory are rewritten to the temporary copy) is expanded with Go
+    C(filepath.Glob) and must match every drop-in; the real C(containerd --config <candidate> config dump) must
+    succeed and load every requested runtime with its C(runtime_type) and options, the requested default runtime,
+    and every runtime served today with the options it has today.
+version_added: 0.2.0
+author:
+  - gpufleet platform team (@gpufleet)
+options:
+  runtimes:
+    description:
+      - The runtimes the node must serve.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      name:
+        description:
+          - Runtime (RuntimeClass handler) name, a DNS-1123 label.
+        type: str
+        required: true
+      runtime_type:
+        description:
+          - The containerd shim.
+        type: str
+        default: io.containerd.runc.v2
+      binary_name:
+        description:
+          - C(options.BinaryName), the OCI runtime binary the shim runs.
+        type: str
+      options:
+        description:
+          - Further runtime options, for example C(SystemdCgroup).
+        type: dict
+        default: {}
+  dropin_dir:
+    description:
+      - Directory of the drop-in; absolute.
+    type: str
+    default: /etc/containerd/conf.d
+  dropin_name:
+    description:
+      - File name of the drop-in (ends in C(.toml)).
+    type: str
+    default: 99-gpufleet.toml
+  import_pattern:
+    description:
+      - The absolute import added to the root's C(imports) when no entry matches the drop-in. Default C(<dropin_dir>/*.toml).
+    type: str
+  manage_root_config:
+    description:
+      - Render the whole root configuration for the detected containerd instead of editing the node's own.
+    type: bool
+    default: false
+  root_settings:
+    description:
+      - Top-level settings of a rendered root configuration (O(manage_root_config=true)), for example C(root), C(state), C(grpc).
+    type: dict
+    default: {}
+  default_runtime:
+    description:
+      - The C(default_runtime_name) to set; unset leaves it as it is.
+    type: str
+  allow_default_change:
+    description:
+      - Allow O(default_runtime) to differ from the node's current default runtime.
+    type: bool
+    default: false
+  containerd_bin:
+    description:
+      - The containerd binary on the node.
+    type: str
+    default: containerd
+  config_path:
+    description:
+      - The root configuration file.
+    type: str
+    default: /etc/containerd/config.toml
+  timeout:
+    description:
+      - Seconds each containerd command may take.
+    type: int
+    default: 60
+attributes:
+  check_mode:
+    support: full
+    description: Reads and proves only; check mode runs it unchanged.
+  diff_mode:
+    support: none
+    description: Writes nothing; the role's M(ansible.builtin.copy) tasks show the diff.
+  idempotent:
+    support: full
+    description: Renders byte-identical files for the same node state and input.
+  action:
+    support: full
+    description: An action plugin plans on the controller; the node runs a standard-library probe.
+notes:
+  - Only the root's own imports are followed (one level); files they import are loaded as they are.
+seealso:
+  - module: gpufleet.runtime_gate.containerd_facts
+"""
+
+EXAMPLES = r"""
+- name: Plan and prove the NVIDIA runtimes
+  gpufleet.runtime_gate.containerd_runtime_config:
+    runtimes:
+      - name: nvidia
+        binary_name: /usr/bin/nvidia-container-runtime
+        options: {SystemdCgroup: true}
+  register: plan
+
+- name: Write the proven files
+  ansible.builtin.copy:
+    dest: "{{ item.path }}"
+    content: "{{ item.content }}"
+    backup: true
+  loop: "{{ plan.files }}"
+"""
+
+RETURN = r"""
+files:
+  description: The files to write, drop-in first, root last, each with C(path), C(content) and C(changed).
+  returned: success
+  type: list
+  elements: dict
+changed_files:
+  description: Paths whose content would change.
+  returned: success
+  type: list
+  elements: str
+plan:
+  description: The plan (C(load_order), C(imports_added), C(config_version), C(dropin_version), C(cri_plugin), C(notes), C(errors)).
+  returned: always
+  type: dict
+proof:
+  description: What the real C(config dump) of the candidate loaded (C(loaded_runtimes), C(default_runtime), C(containerd_version)).
+  returned: success
+  type: dict
+verify_runtimeclasses:
+  description: One RuntimeClass-shaped entry per requested runtime, for M(gpufleet.runtime_gate.handler_crosscheck) after a restart.
+  returned: success
+  type: list
+  elements: dict
+guard_lines:
+  description: The default runtime guard's lines when it refused.
+  returned: failure
+  type: list
+  elements: str
+"""

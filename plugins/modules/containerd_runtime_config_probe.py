@@ -1,0 +1,302 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet platform team
+# Apache License 2.0 (see galaxy.yml)
+
+DOCUMENTATION = r"""
+---
+module: containerd_runtime_config_probe
+short_description: Node side of containerd_runtime_config (read the config tree, or dump a candidate tree)
+description:
+  - With O(mode=gather), reads what the M(gpufleet.runtime_gate.containerd_runtime_config) action plans from
+    C(containerd --version), the root configuration's text, the Go C(filepath.Glob) expansion of its top-level
+    C(imports) (and of O(patterns)), the text of every file they match, the current C(config dump), and whether the
+    directories that would be written are writable.
+  - With O(mode=validate), writes O(files) into a fresh temporary directory (the placeholder C(@@CANDIDATE@@) in
+    paths and texts is that directory), copies O(copy_files) there, runs the real
+    C(<containerd_bin> --config <candidate root> config dump) from working directory C(/), expands O(patterns) in
+    the candidate tree, returns the output and removes the directory. Nothing outside the temporary directory is
+    written.
+  - Standard library only (Python 3.8 or later). Normally called by the action plugin, not from playbooks.
+version_added: 0.2.0
+author:
+  - gpufleet platform team (@gpufleet)
+options:
+  mode:
+    description:
+      - C(gather) reads the node; C(validate) dumps a candidate tree in a temporary directory.
+    type: str
+    choices: [gather, validate]
+    required: true
+  containerd_bin:
+    description:
+      - The containerd binary, a name looked up in E(PATH) or an absolute path.
+    type: str
+    default: containerd
+  config_path:
+    description:
+      - The root configuration file (O(mode=gather)), or its path inside the candidate tree (O(mode=validate)).
+    type: str
+    default: /etc/containerd/config.toml
+  patterns:
+    description:
+      - Further import patterns to expand with Go C(filepath.Glob) rules.
+    type: list
+    elements: str
+    default: []
+  write_paths:
+    description:
+      - Paths that would be written (O(mode=gather)); each is reported with whether it or its nearest existing
+        parent directory is writable.
+    type: list
+    elements: str
+    default: []
+  binaries:
+    description:
+      - O(mode=gather) only. Runtime binaries (C(BinaryName)) to look for, absolute paths or names looked up in E(PATH).
+    type: list
+    elements: str
+    default: []
+  files:
+    description:
+      - O(mode=validate) only. Candidate files, path to text.
+    type: dict
+    default: {}
+  copy_files:
+    description:
+      - O(mode=validate) only. Existing files to copy into the candidate tree, destination path to source path.
+    type: dict
+    default: {}
+  timeout:
+    description:
+      - Seconds each containerd command may take.
+    type: int
+    default: 60
+attributes:
+  check_mode:
+    support: full
+    description: Writes only a temporary directory that it removes again, so check mode runs it unchanged.
+  diff_mode:
+    support: none
+    description: Changes nothing that could be diffed.
+  idempotent:
+    support: full
+    description: Leaves the node as it found it.
+notes:
+  - Globs follow Go C(filepath.Glob) (sorted, C(*) never crosses C(/)), as containerd expands C(imports).
+seealso:
+  - module: gpufleet.runtime_gate.containerd_runtime_config
+"""
+
+EXAMPLES = r"""
+- name: Read a node's containerd config tree
+  gpufleet.runtime_gate.containerd_runtime_config_probe:
+    mode: gather
+    patterns: ["/etc/containerd/conf.d/*.toml"]
+"""
+
+RETURN = r"""
+version_text:
+  description: Output of C(containerd --version).
+  returned: O(mode=gather)
+  type: str
+root_text:
+  description: Text of the root configuration; null when it does not exist.
+  returned: O(mode=gather)
+  type: str
+root_imports:
+  description: The root's top-level C(imports) as read on the node; null when absent or unreadable.
+  returned: O(mode=gather)
+  type: list
+  elements: str
+globs:
+  description: Each expanded pattern mapped to its sorted matches.
+  returned: always
+  type: dict
+texts:
+  description: Text of every file a pattern matched (O(mode=gather)).
+  returned: O(mode=gather)
+  type: dict
+dump:
+  description: C(rc), C(stdout), C(stderr) of the C(config dump) run; null when the root does not exist.
+  returned: always
+  type: dict
+binaries:
+  description: For each of O(binaries), null when it is an executable file, else why not.
+  returned: O(mode=gather)
+  type: dict
+writable:
+  description: For each of O(write_paths), null when writable, else why not.
+  returned: O(mode=gather)
+  type: dict
+"""
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._goglob import GlobPatternError, glob
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._toml_imports import read_top_level_imports
+
+PLACEHOLDER = "@@CANDIDATE@@"
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
+
+def _read(path):
+    """(text, error); text None when the file does not exist."""
+    try:
+        if os.path.getsize(path) > MAX_FILE_BYTES:
+            return None, "%s is larger than %d bytes" % (path, MAX_FILE_BYTES)
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8"), None
+    except FileNotFoundError:
+        return None, None
+    except (OSError, UnicodeDecodeError) as error:
+        return None, "%s cannot be read: %s" % (path, getattr(error, "strerror", None) or error)
+
+
+def _run(argv, timeout):
+    try:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False, cwd="/")
+    except subprocess.TimeoutExpired:
+        return {"rc": None, "stdout": "", "stderr": "`%s` did not finish within %d seconds" % (" ".join(argv), timeout)}
+    except OSError as error:
+        return {"rc": None, "stdout": "", "stderr": "`%s` could not be started: %s" % (" ".join(argv), error.strerror or error)}
+    return {"rc": done.returncode, "stdout": done.stdout.decode("utf-8", "replace"), "stderr": done.stderr.decode("utf-8", "replace").strip()}
+
+
+def _binary(containerd_bin):
+    if os.sep in containerd_bin:
+        return containerd_bin if os.path.isfile(containerd_bin) and os.access(containerd_bin, os.X_OK) else None
+    return shutil.which(containerd_bin)
+
+
+def _why_not_writable(path):
+    """None when ``path`` can be written (or created), else the reason. access() reports EROFS too."""
+    target = path
+    while not os.path.lexists(target):
+        parent = os.path.dirname(target)
+        if parent == target:
+            break
+        target = parent
+    if os.path.exists(path) and os.path.isdir(path):
+        target = path
+    elif os.path.lexists(path):
+        target = os.path.dirname(path) or "/"
+    if not os.path.isdir(target):
+        return "%s is not a directory" % target
+    if not os.access(target, os.W_OK | os.X_OK):
+        try:
+            read_only = os.statvfs(target).f_flag & os.ST_RDONLY
+        except OSError:
+            read_only = False
+        return "%s is %s" % (target, "on a read-only file system" if read_only else "not writable")
+    return None
+
+
+def _expand(patterns, cwd):
+    globs, errors = {}, []
+    for pattern in patterns:
+        if pattern in globs:
+            continue
+        try:
+            matches = glob(pattern, cwd=cwd) if "*" in pattern else ([pattern] if os.path.lexists(
+                pattern if pattern.startswith("/") else os.path.join(cwd, pattern)) else [])
+            globs[pattern] = [path if path.startswith("/") else os.path.join(cwd, path) for path in matches]
+        except GlobPatternError as error:
+            errors.append("import pattern %r: %s" % (pattern, error))
+    return globs, errors
+
+
+def gather(module, binary):
+    params = module.params
+    config_path = params["config_path"]
+    version = _run([binary, "--version"], params["timeout"])
+    root_text, root_error = _read(config_path)
+    if root_error:
+        module.fail_json(msg="root config " + root_error)
+    root_imports, imports_error = (None, None) if root_text is None else read_top_level_imports(root_text)
+    patterns = list(root_imports or []) + list(params["patterns"])
+    globs, glob_errors = _expand(patterns, os.path.dirname(config_path))
+    if glob_errors:
+        module.fail_json(msg="; ".join(glob_errors))
+    texts = {}
+    for paths in list(globs.values()) + [params["write_paths"]]:
+        for path in paths:
+            if path not in texts and os.path.isfile(path):
+                text, error = _read(path)
+                if error:
+                    module.fail_json(msg="imported file " + error)
+                texts[path] = text
+    dump = None
+    if root_text is not None:
+        dump = _run([binary, "--config", config_path, "config", "dump"], params["timeout"])
+    module.exit_json(
+        changed=False,
+        version_text=version["stdout"].strip() if version["rc"] == 0 else None,
+        version_error=None if version["rc"] == 0 else version["stderr"] or "exit %s" % version["rc"],
+        root_text=root_text,
+        root_imports=root_imports,
+        root_imports_error=imports_error,
+        globs=globs,
+        texts=texts,
+        dump=dump,
+        writable=dict((path, _why_not_writable(path)) for path in params["write_paths"]),
+        binaries=dict((name, None if _binary(name) else "not an executable file on the node") for name in params["binaries"]),
+    )
+
+
+def validate(module, binary):
+    params = module.params
+    tmp = tempfile.mkdtemp(prefix="gpufleet-candidate-")
+    try:
+        def place(path):
+            real = path.replace(PLACEHOLDER, tmp)
+            os.makedirs(os.path.dirname(real), exist_ok=True)
+            return real
+
+        for destination, source in params["copy_files"].items():
+            shutil.copyfile(source, place(destination))
+        for destination, text in params["files"].items():
+            with open(place(destination), "w") as handle:
+                handle.write(text.replace(PLACEHOLDER, tmp))
+        globs, glob_errors = _expand([p.replace(PLACEHOLDER, tmp) for p in params["patterns"]], "/")
+        config_path = params["config_path"].replace(PLACEHOLDER, tmp)
+        dump = _run([binary, "--config", config_path, "config", "dump"], params["timeout"])
+    except (OSError, IOError) as error:
+        module.fail_json(msg="cannot build the candidate tree in %s: %s" % (tmp, getattr(error, "strerror", None) or error))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    # Paths are returned with the placeholder again, so the controller compares them with its plan.
+    globs = dict((k.replace(tmp, PLACEHOLDER), [p.replace(tmp, PLACEHOLDER) for p in v]) for k, v in globs.items())
+    dump["stdout"] = dump["stdout"].replace(tmp, PLACEHOLDER)
+    module.exit_json(changed=False, globs=globs, glob_errors=glob_errors, dump=dump)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            mode=dict(type="str", choices=["gather", "validate"], required=True),
+            containerd_bin=dict(type="str", default="containerd"),
+            config_path=dict(type="str", default="/etc/containerd/config.toml"),
+            patterns=dict(type="list", elements="str", default=[]),
+            write_paths=dict(type="list", elements="str", default=[]),
+            binaries=dict(type="list", elements="str", default=[]),
+            files=dict(type="dict", default={}),
+            copy_files=dict(type="dict", default={}),
+            timeout=dict(type="int", default=60),
+        ),
+        supports_check_mode=True,
+    )
+    binary = _binary(module.params["containerd_bin"])
+    if not binary:
+        module.fail_json(msg="containerd binary '%s' was not found (not in PATH or not executable)" % module.params["containerd_bin"])
+    if module.params["mode"] == "gather":
+        gather(module, binary)
+    validate(module, binary)
+
+
+if __name__ == "__main__":
+    main()

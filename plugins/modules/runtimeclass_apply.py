@@ -1,0 +1,215 @@
+#!/usr/bin/python
+# Copyright: gpufleet platform team
+# Apache License 2.0 (see galaxy.yml)
+
+DOCUMENTATION = r"""
+module: runtimeclass_apply
+short_description: Create or update RuntimeClasses only for handlers the judged nodes provably serve
+version_added: 0.2.0
+description:
+  - Creates or updates C(node.k8s.io/v1) RuntimeClasses from O(runtimeclasses), after checking each against the
+    verdicts of M(gpufleet.runtime_gate.handler_crosscheck) for the nodes of the run.
+  - A class is applied only when every judged node its C(node_selector) matches (every judged node without one)
+    serves its handler, and at least one does. The apiserver itself never checks that a handler exists on any node.
+  - A class whose handler no targeted node serves (for example the typo C(nvdia) for C(nvidia)) is refused with the
+    nodes and what they serve. When any class is refused, the task fails and nothing is written.
+  - Nodes the selector matches in the cluster but that this run did not judge are reported as a warning.
+  - Updates replace the class conditionally (C(resourceVersion) as read); labels and annotations are kept.
+    The C(handler) of an existing class is immutable; a different handler fails the task.
+  - Requests are one paginated list plus one write per changed class, independent of the number of hosts.
+  - Run it once on the controller (C(run_once) plus C(delegate_to=localhost)).
+extends_documentation_fragment:
+  - gpufleet.runtime_gate.k8s_auth_options
+options:
+  runtimeclasses:
+    description:
+      - The RuntimeClasses as they should be. Fields not given are removed from an existing class
+        (an absent O(runtimeclasses[].overhead_pod_fixed) removes its overhead).
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      name:
+        description: C(metadata.name), a DNS-1123 subdomain; pods put it in C(spec.runtimeClassName).
+        type: str
+        required: true
+      handler:
+        description: The CRI handler, a DNS-1123 label; it must be a runtime the targeted nodes' containerd loads.
+        type: str
+        required: true
+      node_selector:
+        description: C(scheduling.nodeSelector); label values must be strings. Without it the class targets every node.
+        type: dict
+      overhead_pod_fixed:
+        description:
+          - C(overhead.podFixed), resource name to quantity, for example C(cpu) V(250m) and C(memory) V(120Mi).
+        type: dict
+      tolerations:
+        description: C(scheduling.tolerations), as the API spells them (camelCase keys).
+        type: list
+        elements: dict
+  verdicts:
+    description:
+      - The registered M(gpufleet.runtime_gate.handler_crosscheck) results of the judged nodes; each needs C(node),
+        C(verdict) and C(loaded_runtimes). An C(UNKNOWN) verdict counts as serving nothing.
+    type: list
+    elements: dict
+    required: true
+  nodes:
+    description:
+      - The cluster's Nodes as M(gpufleet.runtime_gate.runtimeclass_info) returns them (O(gpufleet.runtime_gate.runtimeclass_info#module:nodes=true)),
+        for their labels. Needed for every class with a C(node_selector); a judged node without labels here refuses such a class.
+    type: list
+    elements: dict
+    default: []
+  request_timeout:
+    description:
+      - Seconds to wait for each API request before failing.
+    type: int
+    default: 30
+attributes:
+  check_mode:
+    support: full
+    description: Reads the cluster and reports what would be created or updated, without writing.
+  diff_mode:
+    support: full
+    description: Shows each created or updated class before and after, in the normalised shape of runtimeclass_info.
+  idempotent:
+    support: full
+    description: A class equal to the desired one (quantities compared by value) is left alone.
+seealso:
+  - module: gpufleet.runtime_gate.runtimeclass_info
+  - module: gpufleet.runtime_gate.handler_crosscheck
+author:
+  - gpufleet platform team (@gpufleet)
+"""
+
+EXAMPLES = r"""
+- name: Create the nvidia RuntimeClass once the GPU nodes serve it
+  gpufleet.runtime_gate.runtimeclass_apply:
+    runtimeclasses:
+      - name: nvidia
+        handler: nvidia
+        node_selector: {nvidia.com/gpu.present: "true"}
+        overhead_pod_fixed: {cpu: 250m, memory: 120Mi}
+    verdicts: "{{ ansible_play_hosts_all | map('extract', hostvars, 'runtime_gate_verdict') | list }}"
+    nodes: "{{ hostvars['localhost']['runtime_gate_cluster']['nodes'] }}"
+  run_once: true
+  delegate_to: localhost
+"""
+
+RETURN = r"""
+runtimeclasses:
+  description: One entry per O(runtimeclasses) item, in the same order.
+  returned: success, and on refusal
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: The class name.
+      type: str
+    handler:
+      description: The class handler.
+      type: str
+    action:
+      description: C(create), C(update), C(none) (already as desired) or C(refused).
+      type: str
+      sample: create
+    targeted:
+      description: Judged nodes the class's nodeSelector matches.
+      type: list
+      elements: str
+    serving:
+      description: Targeted nodes that serve the handler.
+      type: list
+      elements: str
+    missing:
+      description: Targeted nodes that do not serve the handler.
+      type: list
+      elements: str
+    unjudged:
+      description: Cluster nodes the nodeSelector matches that the verdicts do not cover.
+      type: list
+      elements: str
+    refusal:
+      description: Why the class was refused; null when it was not.
+      type: str
+refused:
+  description: The refusal sentences; the task fails when this is not empty.
+  returned: always
+  type: list
+  elements: str
+  sample: ["RuntimeClass 'nvidia' (handler 'nvdia'): no targeted node serves handler 'nvdia' (...); did you mean 'nvidia'?"]
+server:
+  description: The API server written to; null when the plan was refused before the cluster was asked.
+  returned: always
+  type: str
+api_requests:
+  description: Requests sent to the API server.
+  returned: always
+  type: int
+"""
+
+import copy
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import (
+    AUTH_ARG_SPEC,
+    HAS_KUBERNETES,
+    KUBERNETES_IMPORT_ERROR,
+    KubeAccessError,
+    insecure_warning,
+)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._runtimeclass_apply import (
+    apply_runtimeclasses,
+    refusal_message,
+    unjudged_warnings,
+)
+
+RUNTIMECLASS_SPEC = {
+    "name": {"type": "str", "required": True},
+    "handler": {"type": "str", "required": True},
+    "node_selector": {"type": "dict"},
+    "overhead_pod_fixed": {"type": "dict"},
+    "tolerations": {"type": "list", "elements": "dict"},
+}
+
+
+def main():
+    argument_spec = copy.deepcopy(AUTH_ARG_SPEC)
+    argument_spec.update(
+        runtimeclasses={"type": "list", "elements": "dict", "required": True, "options": RUNTIMECLASS_SPEC},
+        verdicts={"type": "list", "elements": "dict", "required": True},
+        nodes={"type": "list", "elements": "dict", "default": []},
+        request_timeout={"type": "int", "default": 30},
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    params = module.params
+    if params["request_timeout"] < 1:
+        module.fail_json(msg=f"request_timeout must be at least 1, not {params['request_timeout']}")
+    if not HAS_KUBERNETES:
+        module.fail_json(msg=missing_required_lib("kubernetes"), exception=KUBERNETES_IMPORT_ERROR)
+    auth_options = {name: params[name] for name in AUTH_ARG_SPEC}
+    if insecure_warning(auth_options):
+        module.warn(insecure_warning(auth_options))
+    try:
+        result = apply_runtimeclasses(auth_options, params["runtimeclasses"], params["verdicts"], params["nodes"],
+                                      check_mode=module.check_mode, request_timeout=params["request_timeout"])
+    except KubeAccessError as err:
+        module.fail_json(**err.result_fields())
+    except RuntimeGateError as err:
+        module.fail_json(msg=str(err))
+    for warning in unjudged_warnings(result["runtimeclasses"]):
+        module.warn(warning)
+    diff = result.pop("diff")
+    if result["refused"]:
+        module.fail_json(msg=refusal_message(result["refused"]), **result)
+    if module._diff and result["changed"]:
+        result["diff"] = diff
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+"""Fuzzing the manifest reader: ``parse_manifest_text`` (what ``read_manifest_file`` calls after decoding).
+
+Generated clusters written as a ``List``, a typed ``RuntimeClassList``/``NodeList`` pair or multi-document
+YAML, with objects of other kinds mixed in, and with one defect at a time: a RuntimeClass without
+``handler``, a duplicate name, a wrong apiVersion, a handler or label of the wrong type. Properties:
+
+- the only exception is RuntimeGateError, and its message names the source;
+- a clean cluster reads back exactly (names, handlers, selectors, labels), whatever the layout;
+- each defect is refused with the message that names it;
+- what is returned is JSON (a module returns it to Ansible).
+"""
+import json
+
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import yaml
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import parse_manifest_text
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from fuzz.fuzzing import fuzz_settings
+
+SOURCE = "manifest file 'fuzz.yaml'"
+NAMES = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-.", min_size=1, max_size=12)
+# Handlers and label values are strings to the API server, but may hold anything a YAML string can.
+ODD_STRINGS = st.one_of(NAMES, st.text(min_size=1, max_size=12), st.sampled_from(["yes", "true", "1", "null", "~", "0x10", "a: b", "- x"]))
+LABELS = st.dictionaries(st.sampled_from(["nvidia.com/gpu.present", "kubernetes.io/os", "pool", "odd key/ä"]), ODD_STRINGS, max_size=3)
+OTHER_KINDS = [
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}, "data": {"handler": "nvidia"}},
+    {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}, "spec": {"runtimeClassName": "x"}},
+    {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClassBinding", "metadata": {"name": "not-a-kind"}},
+]
+DEFECTS = {
+    "missing handler": "has no 'handler'",
+    "duplicate runtimeclass": "is defined twice",
+    "duplicate node": "is defined twice",
+    "v1beta1 runtimeclass": "has apiVersion 'node.k8s.io/v1beta1'",
+    "handler not a string": "must be a string",
+    "label not a string": "keys and values must be strings",
+    "toleration holds itself": "scheduling.tolerations",
+}
+
+
+@st.composite
+def clusters(draw):
+    runtimeclasses = []
+    for name in draw(st.lists(NAMES, max_size=4, unique=True)):
+        obj = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name}, "handler": draw(ODD_STRINGS)}
+        selector = draw(LABELS)
+        if selector:
+            obj["scheduling"] = {"nodeSelector": selector}
+        runtimeclasses.append(obj)
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": draw(LABELS)}}
+             for name in draw(st.lists(NAMES, max_size=4, unique=True))]
+    others = [OTHER_KINDS[index] for index in draw(st.lists(st.sampled_from(range(len(OTHER_KINDS))), max_size=2, unique=True))]
+    return runtimeclasses, nodes, others
+
+
+def apply_defect(defect, runtimeclasses, nodes):
+    """Returns False when the cluster has nothing the defect could be put in."""
+    if defect in ("missing handler", "duplicate runtimeclass", "v1beta1 runtimeclass", "handler not a string",
+                  "toleration holds itself") and not runtimeclasses:
+        return False
+    if defect in ("duplicate node", "label not a string") and not nodes:
+        return False
+    if defect == "missing handler":
+        del runtimeclasses[-1]["handler"]
+    elif defect == "duplicate runtimeclass":
+        runtimeclasses.append({**runtimeclasses[0], "handler": "other"})
+    elif defect == "duplicate node":
+        nodes.append(dict(nodes[-1]))
+    elif defect == "v1beta1 runtimeclass":
+        runtimeclasses[0]["apiVersion"] = "node.k8s.io/v1beta1"
+    elif defect == "handler not a string":
+        runtimeclasses[-1]["handler"] = ["nvidia"]
+    elif defect == "label not a string":
+        nodes[0]["metadata"]["labels"] = {"nvidia.com/gpu.count": 8}
+    elif defect == "toleration holds itself":
+        toleration = {"key": "gpu", "operator": "Exists"}
+        toleration["effect"] = toleration  # a YAML alias can make an object contain itself
+        runtimeclasses[0]["scheduling"] = {"tolerations": [toleration]}
+    return True
+
+
+DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def render(layout, runtimeclasses, nodes, others):
+    objects = runtimeclasses + nodes + others
+    if layout == "list":
+        return yaml.dump({"apiVersion": "v1", "kind": "List", "items": objects, "metadata": {"resourceVersion": ""}}, Dumper=DUMPER)
+    if layout == "typed lists":
+        return yaml.dump_all([
+            {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClassList", "items": [_untyped(obj) for obj in runtimeclasses]},
+            {"apiVersion": "v1", "kind": "NodeList", "items": [_untyped(obj) for obj in nodes]},
+        ] + others, Dumper=DUMPER)
+    return yaml.dump_all(objects, explicit_start=True, Dumper=DUMPER)
+
+
+def _untyped(obj):
+    """List items as the API server sends them: no kind, no apiVersion (the list's own say what they are)."""
+    if obj.get("apiVersion") != "node.k8s.io/v1" and obj["kind"] == "RuntimeClass":
+        return obj  # keeps a wrong apiVersion visible
+    return {key: value for key, value in obj.items() if key not in ("kind", "apiVersion")}
+
+
+def read(text):
+    try:
+        result = parse_manifest_text(text, SOURCE)
+    except RuntimeGateError as error:
+        assert str(error).startswith(SOURCE), str(error)
+        return error
+    json.dumps(result)
+    return result
+
+
+LAYOUTS = st.sampled_from(["list", "typed lists", "documents"])
+
+
+@fuzz_settings(1200)
+@given(clusters(), LAYOUTS)
+def test_clean_clusters_read_back_exactly_in_every_layout(cluster, layout):
+    runtimeclasses, nodes, others = cluster
+    result = read(render(layout, runtimeclasses, nodes, others))
+    if not runtimeclasses and not nodes:
+        # Nothing at all reads as "empty"; other kinds only, as "no RuntimeClass and no Node": refused either way.
+        assert isinstance(result, RuntimeGateError), result
+        assert "no RuntimeClass and no Node" in str(result) or "is empty" in str(result), str(result)
+        return
+    assert not isinstance(result, RuntimeGateError), result
+    assert [(rc["name"], rc["handler"], rc["node_selector"]) for rc in result["runtimeclasses"]] == sorted(
+        (obj["metadata"]["name"], obj["handler"], obj.get("scheduling", {}).get("nodeSelector")) for obj in runtimeclasses)
+    assert [(node["name"], node["labels"]) for node in result["nodes"]] == sorted(
+        (obj["metadata"]["name"], obj["metadata"]["labels"]) for obj in nodes)
+
+
+@fuzz_settings(1200)
+@given(clusters(), LAYOUTS, st.sampled_from(sorted(DEFECTS)))
+def test_each_defect_is_refused_with_a_message_naming_it(cluster, layout, defect):
+    runtimeclasses, nodes, others = cluster
+    assume(apply_defect(defect, runtimeclasses, nodes))
+    # yaml's dumper writes a self-reference as an anchor and an alias: a file a user could write.
+    result = read(render(layout, runtimeclasses, nodes, others))
+    assert isinstance(result, RuntimeGateError), (defect, result)
+    assert DEFECTS[defect] in str(result), str(result)
+
+
+@fuzz_settings(800)
+@given(st.one_of(st.text(max_size=200),
+                 st.text(alphabet="kind: List\n items-[]{}&*!?|>'\"#RuntimeClassNode.handler/v1", max_size=200)))
+def test_arbitrary_text_raises_only_runtime_gate_error(text):
+    read(text)
+
+
+def test_empty_and_comment_only_files_are_refused_as_empty():
+    for text in ("", "\n\n", "# nothing here\n", "---\n---\n"):
+        result = read(text)
+        assert isinstance(result, RuntimeGateError) and "is empty" in str(result), (text, result)

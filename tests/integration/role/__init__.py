@@ -1,0 +1,1 @@
+"""Integration tests of the containerd_runtimes role and playbooks/rollout.yml (a package, so helpers import cleanly)."""

@@ -1,0 +1,99 @@
+"""playbooks/rollout.yml over a local multi-host fleet with the real containerd 1.6 and real ansible-playbook.
+
+Real: containerd 1.6 (candidate proofs, containerd_facts after the restart), ansible-playbook with serial
+batches and max_fail_percentage 0, the kubernetes client against the HTTPS API stand-in
+(tests/support/kube_standin.py) for the cluster step. Not real: systemd (service-standin logs restarts).
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from support.kube_fixtures import node, runtimeclass
+from support.paths import REPO_ROOT
+from support.tools import require_command
+
+from . import _support as s
+
+ROLLOUT = REPO_ROOT / "playbooks" / "rollout.yml"
+HOSTS = ("node-1", "node-2", "node-3", "node-4", "node-5")  # serial [1, 2, 2]: {1} {2, 3} {4, 5}
+BAD = "node-3"
+
+
+def build(base: Path, hosts, bad=()):
+    bin_dir = base / "bin"
+    nvidia = s.make_executable(bin_dir / "nvidia-container-runtime", "#!/bin/sh\nexit 0\n")
+    standin = s.service_standin(bin_dir)
+    inventory_hosts = {}
+    for host in hosts:
+        files = {"config.toml": "version = 2\n\n" + s.RUNC_SYSTEMD}
+        if host in bad:
+            # A dormant file the new conf.d/*.toml import would load: it disables CRI, so the candidate fails.
+            files["conf.d/00-off.toml"] = 'version = 2\ndisabled_plugins = ["io.containerd.grpc.v1.cri"]\n'
+        s.write_tree(base / host, files)
+        inventory_hosts[host] = {"containerd_runtimes_config_path": str(base / host / "config.toml"),
+                                 "containerd_runtimes_dropin_dir": str(base / host / "conf.d"),
+                                 "containerd_runtimes_restart_command": [str(standin), str(base / f"{host}.restarts"), "ok"]}
+    s.write_inventory(base / "inventory.yml", inventory_hosts, {
+        "containerd_runtimes_runtimes": [{"name": "nvidia", "binary_name": str(nvidia), "options": {"SystemdCgroup": True}}],
+        "containerd_runtimes_wait_command": ["true"]})
+    return {host: s.snapshot(base / host) for host in hosts}
+
+
+def test_a_bad_node_in_batch_two_stops_the_rollout_and_batch_three_stays_untouched(tmp_path):
+    require_command("containerd", "containerd")
+    before = build(tmp_path, HOSTS, bad={BAD})
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        runtimeclass("nvidia", "nvidia"), *[node(host, {"nvidia.com/gpu.present": "true"}) for host in HOSTS]]}))
+    run = s.run_playbook(ROLLOUT, tmp_path / "inventory.yml", "-e", f"runtime_gate_runtimeclasses_file={cluster}",
+                         "-e", '{"runtime_gate_serial": ["1", "2", "2"], "runtime_gate_apply_runtimeclasses": true,'
+                               ' "runtime_gate_runtimeclasses": [{"name": "nvidia", "handler": "nvidia"}]}')
+    assert run.returncode != 0, run.explain()
+    recap = run.recap()
+    for host in ("node-1", "node-2"):
+        assert recap[host]["failed"] == 0 and recap[host]["changed"] > 0, run.explain()
+        assert (tmp_path / f"{host}.restarts").read_text() == "restart\n"
+    assert recap[BAD]["failed"] == 1
+    assert "the candidate configuration fails its proof" in run.failures(BAD)
+    assert s.snapshot(tmp_path / BAD) == before[BAD]
+    for host in ("node-4", "node-5"):  # batch 3: never contacted
+        assert host not in recap, run.explain()
+        assert s.snapshot(tmp_path / host) == before[host]
+        assert not (tmp_path / f"{host}.restarts").exists()
+    # The last table printed covers every host; the cluster step never ran.
+    assert '"node-4  UNKNOWN' in run.stdout and '"node-1  OK' in run.stdout
+    assert "Apply the RuntimeClasses" not in run.stdout
+
+
+def test_a_verified_rollout_creates_the_runtimeclass_through_the_api(tmp_path, kube_api):
+    require_command("containerd", "containerd")
+    hosts = ("node-1", "node-2")
+    build(tmp_path, hosts)
+    kube_api.set_objects(runtimeclasses=[], nodes=[node(host, {"nvidia.com/gpu.present": "true"}) for host in hosts])
+    kubeconfig = kube_api.write_kubeconfig(tmp_path / "kubeconfig")
+    run = s.run_playbook(ROLLOUT, tmp_path / "inventory.yml", "-e", '{"runtime_gate_serial": ["1", "1"],'
+                         ' "runtime_gate_apply_runtimeclasses": true, "runtime_gate_runtimeclasses":'
+                         ' [{"name": "nvidia", "handler": "nvidia", "node_selector": {"nvidia.com/gpu.present": "true"}}]}',
+                         env={"K8S_AUTH_KUBECONFIG": str(kubeconfig)})
+    assert run.returncode == 0, run.explain()
+    assert [(item["metadata"]["name"], item["handler"]) for item in kube_api.stored("runtimeclasses")] == [("nvidia", "nvidia")]
+    for host in hosts:
+        assert s.dump(tmp_path / host / "config.toml")["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"][
+            "nvidia"]["runtime_type"] == "io.containerd.runc.v2"
+
+
+def test_the_example_inventory_gives_every_gpu_node_runtimes_with_handler_names(tmp_path):
+    listed = subprocess.run([str(Path(sys.executable).with_name("ansible-inventory")), "-i",
+                             str(REPO_ROOT / "inventory" / "example" / "hosts.yml"), "--list"],
+                            capture_output=True, text=True, check=True, cwd=REPO_ROOT)
+    hostvars = json.loads(listed.stdout)["_meta"]["hostvars"]
+    gpu_nodes = json.loads(listed.stdout)["gpu_nodes"]["hosts"]
+    assert gpu_nodes
+    for host in gpu_nodes:
+        names = [runtime["name"] for runtime in hostvars[host]["containerd_runtimes_runtimes"]]
+        assert names and all(re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", name) for name in names)
