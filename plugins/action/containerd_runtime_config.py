@@ -143,7 +143,8 @@ class ActionModule(ActionBase):
         errors, candidate_facts = judge_candidate(plan, candidate_dump["stdout"], source_name="the candidate's `config dump`",
                                                   current_facts=current_facts)
         if errors:
-            return fail("the candidate configuration fails its proof, nothing was written:\n" + "\n".join(errors), plan=plan)
+            return fail("the candidate configuration fails its proof, nothing was written:\n" + "\n".join(errors + plan["guard_lines"]),
+                        plan=plan, guard_lines=plan["guard_lines"])
 
         changed_files = [item["path"] for item in plan["files"] if item["changed"]]
         return {

@@ -183,7 +183,12 @@ def loaded_daemon_view(facts):
 
     ``state`` ``serving`` carries ``runtimes``; ``cri_unavailable`` means the daemon answered but serves
     no CRI (``runtimes`` []); ``unknown`` or absent evidence gives None: never assumed equal to the dump.
+    None as well unless the dump came from running containerd on that node (``source`` ``command``): a dump
+    read from a file may be another node's capture, which this node's daemon says nothing about (as
+    ``runtime_binary_problem``).
     """
+    if facts.get("source") != "command":
+        return None
     daemon = facts.get("daemon")
     if not isinstance(daemon, dict) or daemon.get("state") not in ("serving", "cri_unavailable"):
         return None

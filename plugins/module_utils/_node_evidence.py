@@ -390,3 +390,65 @@ def runtime_binaries(dump_text, daemon_text, containerd_bin, host_root="/"):
         if runtime_type == "io.containerd.runc.v2":
             binaries.setdefault("runc", stat_binary("runc", "default_runc", containerd_dir, host_root))
     return binaries
+
+
+# ------------------------------------------------------------------------------------------- secrets
+# containerd configs can hold registry credentials ([plugins."io.containerd.grpc.v1.cri".registry.configs."r".auth],
+# plugins."io.containerd.cri.v1.images".registry... on 2.x). Their string values are replaced on the node, before
+# any text leaves it (module results reach -v output, job events, fact caches and reports). docs/security.md.
+REDACTED = "<redacted>"
+SECRET_KEYS = ("password", "auth", "identitytoken", "registrytoken", "token")
+_SECRET_KEY = "(?:%s)" % "|".join(SECRET_KEYS)
+_TOML_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"""
+# `key = "..."` at a line start (also commented out, also a dotted key such as auth.password), or after `{`/`,` in an
+# inline table. The value keeps its quote style, so a match inside another string still leaves valid TOML.
+_SECRET_IN_TOML = re.compile(
+    r"""(?P<lead>(?:^[ \t]*(?:\#[ \t]*)?|[{,][ \t]*)(?:%s[ \t]*\.[ \t]*)*)"""
+    r"""(?P<key>(?P<quote>["']?)%s(?P=quote))(?P<equals>[ \t]*=[ \t]*)"""
+    r'''(?P<value>"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')'''
+    % (_TOML_KEY_PART, _SECRET_KEY),
+    re.IGNORECASE | re.MULTILINE)
+_SECRET_IN_JSON = re.compile(r'(?P<key>"%s"\s*:\s*)"(?:[^"\\]|\\.)*"' % _SECRET_KEY, re.IGNORECASE)
+
+
+def _redacted_toml_value(match):
+    value = match.group("value")
+    quote = value[:3] if value[:3] in ('"""', "'''") else value[0]
+    # A multi-line string keeps its line count, so line numbers in the findings still point at the file's lines.
+    newlines = "\n" * value.count("\n") if len(quote) == 3 else ""
+    return "%s%s%s%s%s%s%s" % (match.group("lead"), match.group("key"), match.group("equals"), quote, REDACTED, newlines, quote)
+
+
+def redact_toml_secrets(text):
+    """``text`` (a config file or dump) with the string values of secret keys replaced by ``<redacted>``."""
+    if not isinstance(text, str):
+        return text
+    return _SECRET_IN_TOML.sub(_redacted_toml_value, text)
+
+
+def redact_json_secrets(text):
+    """``text`` (the daemon's JSON status, which carries its config) with secret string values redacted."""
+    if not isinstance(text, str):
+        return text
+    return _SECRET_IN_JSON.sub(lambda match: '%s"%s"' % (match.group("key"), REDACTED), text)
+
+
+def redact_evidence(evidence):
+    """Redact, in place, every config text, the dump and the daemon's status in the module's evidence."""
+    for key in ("dump_text", "root_config_text"):
+        evidence[key] = redact_toml_secrets(evidence.get(key))
+    for entry in evidence.get("config_files") or ():
+        entry["text"] = redact_toml_secrets(entry.get("text"))
+    for listing in evidence.get("dropin_dirs") or ():
+        for entry in listing.get("entries") or ():
+            if "text" in entry:
+                entry["text"] = redact_toml_secrets(entry["text"])
+    daemon = evidence.get("daemon")
+    if isinstance(daemon, dict):
+        if "stdout" in daemon:
+            daemon["stdout"] = redact_json_secrets(daemon["stdout"])
+        info = (daemon.get("response") or {}).get("info") if isinstance(daemon.get("response"), dict) else None
+        if isinstance(info, dict):
+            for key, value in info.items():
+                info[key] = redact_json_secrets(value)
+    return evidence

@@ -81,6 +81,16 @@ def default_guard_lines(new_default):
     return [f"DEFAULT_RUNTIME={new_default}", "AFFECTED=all", "NEEDS_RUNTIMECLASS=no", "BLAST_RADIUS=node"]
 
 
+def default_change_error(plan, new_default):
+    """The refusal of a default runtime change (sets the plan's guard lines)."""
+    plan["guard_lines"] = default_guard_lines(new_default)
+    return (
+        f"changing default_runtime_name from {plan['current_default_runtime'] or 'unknown'!r} to {new_default!r} "
+        "sends every pod on the node that names no RuntimeClass through it; set "
+        "containerd_runtimes_allow_default_change: true to do so"
+    )
+
+
 def import_covers(entry, path):
     """Whether the absolute import ``entry`` loads ``path`` (Go filepath.Match only for entries with ``*``, §1).
 
@@ -158,6 +168,10 @@ def make_plan(
         "dropin_version": None,
         "cri_plugin": None,
         "expected": {"runtimes": {r.get("name"): runtime_table(r) for r in runtimes}, "default_runtime": default_runtime},
+        # The default the node runs now (None: unknown) and whether it may change: the candidate's dump is judged
+        # against them too, since root_settings or a carried table can set the default without default_runtime.
+        "current_default_runtime": current_default_runtime,
+        "allow_default_change": allow_default_change,
     }
     errors = plan["errors"]
     dropin_path = posixpath.join(dropin_dir, dropin_name)
@@ -279,18 +293,35 @@ def make_plan(
         return plan
 
     if default_runtime and default_runtime != current_default_runtime and not allow_default_change:
-        plan["guard_lines"] = default_guard_lines(default_runtime)
-        errors.append(
-            f"changing default_runtime_name from {current_default_runtime or 'unknown'!r} to {default_runtime!r} "
-            "sends every pod on the node that names no RuntimeClass through it; set "
-            "containerd_runtimes_allow_default_change: true to do so"
-        )
+        errors.append(default_change_error(plan, default_runtime))
         return plan
 
-    plan["files"].append({"path": dropin_path, "content": MANAGED_HEADER + dumps(dropin_document)})
+    errors.extend(_unwritable_runtime_errors(runtimes))
+    if errors:
+        return plan
+    try:
+        dropin_text = MANAGED_HEADER + dumps(dropin_document)
+    except TomlWriteError as error:
+        errors.append(f"drop-in {dropin_path}: {error}")
+        return plan
+    plan["files"].append({"path": dropin_path, "content": dropin_text})
     if candidate_root != root_text:
         plan["files"].append({"path": root_path, "content": candidate_root})
     return plan
+
+
+def _unwritable_runtime_errors(runtimes):
+    """One error per requested runtime whose table TOML cannot hold (YAML ``SystemdCgroup:`` left empty is null)."""
+    errors = []
+    for runtime in runtimes:
+        for key, value in (runtime.get("options") or {}).items():
+            try:
+                dumps({"options": {key: value}})
+            except TomlWriteError:
+                errors.append(f"containerd_runtimes_runtimes: runtime {runtime.get('name')!r} option {key!r} is "
+                              f"{'null (empty in YAML)' if value is None else repr(value)}, which a TOML file cannot hold; "
+                              "give it a value or remove it")
+    return errors
 
 
 def _carry_cri_table(plan, order, documents, dropin_path, requested, default_runtime):

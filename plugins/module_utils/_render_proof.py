@@ -10,8 +10,12 @@ what the real ``containerd config dump`` printed for it with the core (``facts_f
 import posixpath
 import tomllib
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import facts_from_dump
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import (
+    BUILTIN_DEFAULT_RUNTIME,
+    facts_from_dump,
+)
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._render import default_change_error
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._toml_write import set_imports
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import served_runtimes
 
@@ -27,7 +31,8 @@ def judge_candidate(plan, dump_text, *, source_name, current_facts=None):
     """Errors (empty: proven) for the real ``config dump`` of the candidate tree.
 
     Required: every requested runtime loaded and served with its runtime_type and options, the
-    requested default runtime in force, and every runtime served today still served with the options
+    requested default runtime in force, the loaded default equal to today's unless the plan allows a
+    change (an unknown default today counts as a change), and every runtime served today still served with the options
     it has today (so runc's SystemdCgroup and the node's other runtimes survive).
     """
     try:
@@ -51,6 +56,10 @@ def judge_candidate(plan, dump_text, *, source_name, current_facts=None):
     wanted_default = plan["expected"]["default_runtime"]
     if wanted_default and facts["default_runtime_name"] != wanted_default:
         errors.append(f"the candidate's default_runtime_name is {facts['default_runtime_name']!r}, not {wanted_default!r}")
+    # The loaded default, whatever set it (default_runtime, root_settings of a managed root, a carried table).
+    candidate_default = facts["default_runtime_name"] or BUILTIN_DEFAULT_RUNTIME
+    if candidate_default != plan.get("current_default_runtime") and not plan.get("allow_default_change"):
+        errors.append(default_change_error(plan, candidate_default))
     if current_facts:
         current_served, _reason = served_runtimes(current_facts)
         for name in current_served:

@@ -25,14 +25,14 @@ except ImportError:
 
 
 def apply_runtimeclasses(options, desired_classes, verdicts, nodes, check_mode=False,
-                         request_timeout=DEFAULT_REQUEST_TIMEOUT, page_size=DEFAULT_PAGE_SIZE):
+                         request_timeout=DEFAULT_REQUEST_TIMEOUT, page_size=DEFAULT_PAGE_SIZE, allow_unjudged_nodes=False):
     """Plan, then create/update what the plan allows. Nothing is written when any class is refused.
 
     Returns ``{"changed", "refused": [sentence...], "runtimeclasses": [plan + "action"], "diff": {"before", "after"},
     "server", "api_requests"}``. ``action`` is ``create``, ``update``, ``none`` or ``refused``.
     Raises ``RuntimeGateError``/``KubeAccessError`` for bad input and API failures.
     """
-    plans = plan_runtimeclasses(desired_classes, verdicts, nodes)
+    plans = plan_runtimeclasses(desired_classes, verdicts, nodes, allow_unjudged_nodes)
     refused = refusals(plans)
     result = {"changed": False, "refused": refused, "runtimeclasses": [], "diff": {"before": {}, "after": {}},
               "server": None, "api_requests": 0}
@@ -71,6 +71,6 @@ def refusal_message(refused):
 
 
 def unjudged_warnings(runtimeclass_results):
-    """One warning per class that targets cluster nodes this run did not judge."""
+    """One warning per class applied although it targets cluster nodes this run did not judge (allow_unjudged_nodes)."""
     return [f"RuntimeClass '{item['name']}' also targets node(s) this run did not judge: {', '.join(item['unjudged'])}"
-            for item in runtimeclass_results if item["unjudged"]]
+            for item in runtimeclass_results if item["unjudged"] and not item["refusal"]]

@@ -8,7 +8,11 @@ So a class is only applied when the judged nodes prove it can work:
 * the class *targets* the judged nodes its ``node_selector`` matches (all of them without one:
   ``scheduling: nil`` means "supported by all nodes");
 * every targeted node serves the handler (its verdict lists it in ``loaded_runtimes`` and is not
-  UNKNOWN), and at least one node is targeted.
+  UNKNOWN), and at least one node is targeted;
+* no cluster node the class matches is left unjudged: the scheduler may place the class's pods on any
+  node its nodeSelector matches (every node without one), so a node this run did not judge (a CPU
+  node after a rollout over ``gpu_nodes``) is not proven to serve it. ``allow_unjudged_nodes`` accepts
+  that risk explicitly.
 
 Anything else is refused with a sentence naming the class, the handler and the nodes. One refused
 class refuses the whole plan: nothing is applied, so a rollout never leaves half its classes live.
@@ -29,6 +33,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirement
 DNS_SUBDOMAIN = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 UNKNOWN_VERDICT = "UNKNOWN"
+UNJUDGED_SHOWN = 5  # node names quoted in a refusal; the count is always given
 
 
 def desired_body(desired):
@@ -66,12 +71,13 @@ def desired_body(desired):
     return body
 
 
-def plan_runtimeclasses(desired_classes, verdicts, nodes):
+def plan_runtimeclasses(desired_classes, verdicts, nodes, allow_unjudged_nodes=False):
     """Decide per class: ``[{"name", "handler", "targeted", "serving", "missing", "unjudged", "refusal"}]``.
 
     ``verdicts`` are handler_crosscheck results (``node``, ``verdict``, ``loaded_runtimes``); ``nodes``
     the normalised Nodes, for labels. ``refusal`` is None when the class may be applied.
-    ``unjudged`` lists cluster nodes the selector matches that this run did not judge (informational).
+    ``unjudged`` lists cluster nodes the selector matches that this run did not judge: a refusal unless
+    ``allow_unjudged_nodes``.
     """
     if not isinstance(verdicts, list) or not all(isinstance(v, dict) and isinstance(v.get("node"), str) for v in verdicts):
         raise RuntimeGateError("verdicts must be a list of handler_crosscheck results, each with a 'node'")
@@ -85,7 +91,7 @@ def plan_runtimeclasses(desired_classes, verdicts, nodes):
         if name in seen:
             raise RuntimeGateError(f"RuntimeClass '{name}' is listed twice in runtimeclasses")
         seen.add(name)
-        plans.append(_plan_one(name, handler, desired.get("node_selector") or None, judged, labels))
+        plans.append(_plan_one(name, handler, desired.get("node_selector") or None, judged, labels, allow_unjudged_nodes))
     return plans
 
 
@@ -94,7 +100,7 @@ def refusals(plans):
     return [plan["refusal"] for plan in plans if plan["refusal"]]
 
 
-def _plan_one(name, handler, node_selector, judged, labels):
+def _plan_one(name, handler, node_selector, judged, labels, allow_unjudged_nodes=False):
     what = f"RuntimeClass '{name}' (handler '{handler}')"
     unknown_labels = sorted(node for node in judged if node_selector and node not in labels)
     targeted = sorted(node for node in judged
@@ -122,6 +128,11 @@ def _plan_one(name, handler, node_selector, judged, labels):
     elif missing:
         refusal = (f"{what}: {len(missing)} of the {len(targeted)} node(s) {scope} targets do not serve "
                    f"the handler ({', '.join(missing)}); pods placed there would fail with FailedCreatePodSandBox")
+    elif unjudged and not allow_unjudged_nodes:
+        shown = ", ".join(unjudged[:UNJUDGED_SHOWN]) + (", ..." if len(unjudged) > UNJUDGED_SHOWN else "")
+        refusal = (f"{what}: {scope} also matches {len(unjudged)} cluster node(s) this run did not judge ({shown}), "
+                   "so they are not proven to serve the handler and pods placed there could fail with "
+                   "FailedCreatePodSandBox; judge them too, narrow the nodeSelector, or set allow_unjudged_nodes: true")
     return {"name": name, "handler": handler, "targeted": targeted, "serving": serving, "missing": missing,
             "unjudged": unjudged, "refusal": refusal}
 

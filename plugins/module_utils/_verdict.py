@@ -53,7 +53,8 @@ def node_runtime_handlers(nodes, node_name):
 def _loaded_view(facts, nodes, node_name, notes):
     """``(served, reason, daemon_runtimes, loaded_source, node_handlers)``.
 
-    Loaded = the running daemon's view when the node could read it, else the dump (reference §7: the dump
+    Loaded = the running daemon's view when the node could read it and the dump came from running containerd
+    there (never for a dump file, maybe another node's capture), else the dump (reference §7: the dump
     re-reads the files; the daemon may run an older config). ``node.status.runtimeHandlers``, when the
     Node reports it, is the kubelet's copy of the daemon's list: a handler absent there is not served.
     A runtime whose BinaryName is missing or not executable is not served either.
@@ -67,6 +68,8 @@ def _loaded_view(facts, nodes, node_name, notes):
             served, reason = [], "the running containerd serves no CRI (the CRI plugin failed to load): no runtime is served"
         else:
             served, reason = list(daemon["runtimes"]), None
+    elif facts.get("source") != "command" and isinstance(facts.get("daemon"), dict) and facts["daemon"].get("state") != "unknown":
+        notes.append("the running daemon's view is not used: the dump was read from a file, maybe another node's capture")
     elif isinstance(facts.get("daemon"), dict) and facts["daemon"].get("reason"):
         notes.append(f"the running daemon's view is unknown ({facts['daemon']['reason']}): judged from the config dump")
     node_handlers = node_runtime_handlers(nodes, node_name)

@@ -26,9 +26,12 @@ author:
 options:
   containerd_bin:
     description:
-      - The containerd binary to run, a name looked up in E(PATH) or an absolute path.
+      - The containerd binary to run, a name looked up in E(PATH) or an absolute path. Unset (null or empty) means C(containerd).
+      - Required when O(host_root) is not C(/) and O(dump_file) is not given, as a wrapper that runs containerd on the node's
+        root (C(chroot), C(nsenter), C(inventory/demo/bin/containerd-at-etc)), because a bare containerd reads this
+        machine's C(/etc/containerd) (and silently dumps built-in defaults when it is absent) and would judge the wrong node.
+        Without it the module fails and says so.
     type: str
-    default: containerd
   config_path:
     description:
       - The root configuration file passed as C(--config); its raw text is collected too.
@@ -48,12 +51,15 @@ options:
       - Not applied to O(containerd_bin), O(dump_file), O(socket) or O(crictl_bin), which are paths where the module runs.
         containerd runs unchanged, with O(config_path) as given; when O(host_root) is not C(/) it gets the environment variable
         E(RUNTIME_GATE_HOST_ROOT) set to it, so a wrapper (C(chroot), C(nsenter), a bind mount) can run it on the node's files.
+        Such a wrapper must then be given as O(containerd_bin), unless O(dump_file) is.
       - Must be an existing directory.
     type: path
     default: /
   dump_file:
     description:
       - A file on the node holding the output of C(containerd config dump) to judge instead of running the binary.
+      - The running daemon is then not asked (O(daemon) is ignored), since the file may be another node's capture. The daemon's
+        view is reported as unknown with that reason, and the verdict is judged from the file.
       - An empty string counts as unset.
     type: path
   timeout:
@@ -78,7 +84,7 @@ options:
     default: [/etc/cdi, /var/run/cdi]
   daemon:
     description:
-      - Ask the running daemon for its CRI status (what it has loaded), over O(socket).
+      - Ask the running daemon for its CRI status (what it has loaded), over O(socket). Not with O(dump_file).
       - Uses C(crictl info) when O(crictl_bin) is found, else a gRPC call through C(grpcio) when the node's Python
         can import it, else records that neither is available (the daemon's view is then unknown, never assumed).
     type: bool
@@ -138,6 +144,13 @@ EXAMPLES = r"""
   gpufleet.runtime_gate.containerd_facts:
     host_root: /host
     dump_file: /host/var/tmp/containerd-config-dump.toml
+    socket: /host/run/containerd/containerd.sock
+
+- name: From a container with the host's root at /host, run containerd on the host's files through a wrapper
+  gpufleet.runtime_gate.containerd_facts:
+    host_root: /host
+    # A script such as: exec chroot "$RUNTIME_GATE_HOST_ROOT" containerd "$@"
+    containerd_bin: /usr/local/bin/containerd-in-host-root
     socket: /host/run/containerd/containerd.sock
 
 - name: A k3s node, whose containerd listens on its own socket
@@ -209,7 +222,8 @@ ansible_facts:
         config_files:
           description:
             - The root file and every file its C(imports) reach, in containerd's load order, each with C(path), C(role)
-              (C(root) or C(import)), C(imported_by), C(pattern), C(text) (null when unreadable), C(size), C(mtime), C(error),
+              (C(root) or C(import)), C(imported_by), C(pattern), C(text) (null when unreadable; registry credentials redacted on
+              the node, see docs/security.md), C(size), C(mtime), C(error),
               C(imports) (the node's reading of the top-level array) and C(imports_error). See docs/daemon-view.md.
           type: list
           elements: dict
@@ -238,8 +252,9 @@ ansible_facts:
         daemon:
           description:
             - The running daemon's view; C(state) is C(serving), C(cri_unavailable) (the daemon answers but serves no CRI)
-              or C(unknown) (with C(reason)); when serving, C(runtimes), C(runtime_details), C(default_runtime),
-              C(runtime_handlers) (2.x), C(cri_ready) and C(conditions); C(cri_plugin_errors) when the CRI plugin failed.
+              or C(unknown) (with C(reason); always with O(dump_file), which may be another node's capture); when serving,
+              C(runtimes), C(runtime_details), C(default_runtime), C(runtime_handlers) (2.x), C(cri_ready) and C(conditions);
+              C(cri_plugin_errors) when the CRI plugin failed.
           type: dict
 evidence:
   description: Raw text the node returned, before the controller parsed it. Removed by the action plugin.
@@ -255,8 +270,9 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cri_status import daemon_status
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import (
-    dropin_listings, host_path, is_node_root, list_directory, runtime_binaries, walk_imports)
+    dropin_listings, host_path, is_node_root, list_directory, redact_evidence, runtime_binaries, walk_imports)
 
+DEFAULT_CONTAINERD = "containerd"
 # Refuse anything this large before reading it: a real dump is tens of kilobytes.
 MAX_DUMP_BYTES = 50 * 1024 * 1024
 
@@ -303,9 +319,26 @@ def _resolve_binary(containerd_bin):
     return shutil.which(containerd_bin)
 
 
+def host_root_needs_wrapper(params):
+    """Why containerd cannot be run for this ``host_root``, or None.
+
+    containerd reads this machine's files, whatever ``host_root`` says (and dumps its built-in defaults silently
+    when the config is absent): run bare, it would judge the wrong node. Only an explicit ``containerd_bin`` (a
+    wrapper running containerd on the node's root) or a ``dump_file`` can stand for the node.
+    """
+    if params.get("dump_file") or params.get("containerd_bin") or is_node_root(params.get("host_root") or "/"):
+        return None
+    return ("host_root is '%s' but neither dump_file nor containerd_bin is given: a bare containerd would read this "
+            "machine's %s, not the node's; set containerd_bin to a wrapper that runs containerd on the node's root "
+            "(chroot, nsenter; it gets RUNTIME_GATE_HOST_ROOT), or give dump_file" % (params["host_root"], params["config_path"]))
+
+
 def gather(params):
     """Raw evidence for the controller, or (None, message) when the dump cannot be had."""
-    containerd_bin, config_path, dump_file = params["containerd_bin"], params["config_path"], params["dump_file"]
+    refusal = host_root_needs_wrapper(params)
+    if refusal:
+        return None, refusal
+    containerd_bin, config_path, dump_file = params["containerd_bin"] or DEFAULT_CONTAINERD, params["config_path"], params["dump_file"]
     binary = _resolve_binary(containerd_bin)
     evidence = {"containerd_bin": containerd_bin, "config_path": config_path, "version_text": None}
 
@@ -355,7 +388,12 @@ def gather(params):
 
 def gather_surroundings(params, evidence):
     """The files, directories, binaries and daemon around the dump: raw evidence for the findings."""
-    if params["daemon"]:
+    if params.get("dump_file"):
+        # The file may be another node's capture: this node's daemon says nothing about it (it is not even asked).
+        evidence["daemon"] = {"source": None, "socket": params["socket"],
+                              "error": "not asked: the dump was read from dump_file, maybe another node's capture, which "
+                                       "this node's running daemon says nothing about"}
+    elif params["daemon"]:
         evidence["daemon"] = daemon_status(params["socket"], params["crictl_bin"], params["timeout"])
     else:
         evidence["daemon"] = {"source": None, "socket": params["socket"], "error": "not asked (daemon: false)"}
@@ -366,14 +404,15 @@ def gather_surroundings(params, evidence):
     evidence["cdi_dirs"] = [list_directory(os.path.normpath(path), host_root) for path in params["cdi_spec_dirs"]]
     daemon = evidence["daemon"]
     daemon_text = daemon.get("stdout") or ((daemon.get("response") or {}).get("info") or {}).get("config")
-    evidence["binaries"] = runtime_binaries(evidence["dump_text"], daemon_text, params["containerd_bin"], host_root)
-    return evidence
+    evidence["binaries"] = runtime_binaries(evidence["dump_text"], daemon_text, params["containerd_bin"] or DEFAULT_CONTAINERD, host_root)
+    # Registry credentials never leave the node (docs/security.md).
+    return redact_evidence(evidence)
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            containerd_bin=dict(type="str", default="containerd"),
+            containerd_bin=dict(type="str"),
             config_path=dict(type="path", default="/etc/containerd/config.toml"),
             host_root=dict(type="path", default="/"),
             dump_file=dict(type="path"),

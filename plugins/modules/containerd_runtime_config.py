@@ -30,6 +30,8 @@ description:
     C(filepath.Glob) and must match every drop-in; the real C(containerd --config <candidate> config dump) must
     succeed and load every requested runtime with its C(runtime_type) and options, the requested default runtime,
     and every runtime served today with the options it has today.
+  - The default runtime guard also judges the candidate's loaded C(default_runtime_name), whatever set it (for example
+    O(root_settings) of a managed root); a default other than today's (or any, when today's is unknown) needs O(allow_default_change).
 version_added: 0.2.0
 author:
   - gpufleet platform team (@gpufleet)
@@ -90,7 +92,8 @@ options:
     type: str
   allow_default_change:
     description:
-      - Allow O(default_runtime) to differ from the node's current default runtime.
+      - Allow the candidate's default runtime (from O(default_runtime), O(root_settings) or the files it carries) to differ
+        from the node's current default runtime.
     type: bool
     default: false
   containerd_bin:

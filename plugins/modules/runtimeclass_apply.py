@@ -13,7 +13,10 @@ description:
     serves its handler, and at least one does. The apiserver itself never checks that a handler exists on any node.
   - A class whose handler no targeted node serves (for example the typo C(nvdia) for C(nvidia)) is refused with the
     nodes and what they serve. When any class is refused, the task fails and nothing is written.
-  - Nodes the selector matches in the cluster but that this run did not judge are reported as a warning.
+  - A class is also refused when its C(node_selector) (every node, without one) matches cluster nodes in O(nodes) that the
+    verdicts do not cover; the scheduler may place its pods there, and nothing proves they serve the handler (a class
+    without C(node_selector) after a rollout over GPU nodes only would reach the CPU nodes). O(allow_unjudged_nodes=true)
+    applies it anyway, with a warning naming those nodes.
   - Updates replace the class conditionally (C(resourceVersion) as read); labels and annotations are kept.
     The C(handler) of an existing class is immutable; a different handler fails the task.
   - Requests are one paginated list plus one write per changed class, independent of the number of hosts.
@@ -62,6 +65,12 @@ options:
     type: list
     elements: dict
     default: []
+  allow_unjudged_nodes:
+    description:
+      - Apply a class even though its C(node_selector) matches cluster nodes that the O(verdicts) do not cover
+        (a warning names them). By default such a class is refused.
+    type: bool
+    default: false
   request_timeout:
     description:
       - Seconds to wait for each API request before failing.
@@ -128,7 +137,7 @@ runtimeclasses:
       type: list
       elements: str
     unjudged:
-      description: Cluster nodes the nodeSelector matches that the verdicts do not cover.
+      description: Cluster nodes the nodeSelector matches that the verdicts do not cover (a refusal unless O(allow_unjudged_nodes=true)).
       type: list
       elements: str
     refusal:
@@ -184,6 +193,7 @@ def main():
         verdicts={"type": "list", "elements": "dict", "required": True},
         nodes={"type": "list", "elements": "dict", "default": []},
         request_timeout={"type": "int", "default": 30},
+        allow_unjudged_nodes={"type": "bool", "default": False},
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
@@ -196,7 +206,8 @@ def main():
         module.warn(insecure_warning(auth_options))
     try:
         result = apply_runtimeclasses(auth_options, params["runtimeclasses"], params["verdicts"], params["nodes"],
-                                      check_mode=module.check_mode, request_timeout=params["request_timeout"])
+                                      check_mode=module.check_mode, request_timeout=params["request_timeout"],
+                                      allow_unjudged_nodes=params["allow_unjudged_nodes"])
     except KubeAccessError as err:
         module.fail_json(**err.result_fields())
     except RuntimeGateError as err:

@@ -434,6 +434,10 @@ def test_pending_restart(tmp_path, version, scenario, tree_in):
     from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._daemon_view import daemon_view
 
     facts["daemon"] = daemon_view(crictl_evidence(running / "crictl-info-after-edit-no-restart.json"))
+    # Dump and crictl info were captured together on one node: stand-ins for running containerd there. A dump read
+    # from a file is never judged by a daemon's view (it may be another node's capture), so say where these came from.
+    # The binaries were stat'ed here, not on the capture node (which had them): leave them unknown.
+    facts["source"], facts["binaries"] = "command", None
     verdict = verdict_of(facts)
     assert verdict["loaded_source"] == "daemon" and verdict["daemon_runtimes"] == ["nvidia", "nvidia-cdi", "runc"]
     assert verdict["verdict"] == OK

@@ -1,4 +1,5 @@
 """_node_evidence on real file trees: the import walk in containerd's order, listings, binary stats."""
+import json
 import os
 
 import pytest
@@ -336,3 +337,42 @@ def test_module_reads_root_config_and_passes_host_root_to_containerd(tmp_path):
     evidence = gather_surroundings(params, evidence)
     assert [entry["path"] for entry in evidence["config_files"]][0] == "/etc/containerd/config.toml"
     assert evidence["cdi_dirs"][0]["entries"][0]["name"] == "nvidia.yaml"
+
+
+REGISTRY_CONFIG = '''version = 2
+# password = "old-secret-1"
+[plugins."io.containerd.grpc.v1.cri".registry.configs."reg.example".auth]
+  username = "robot"
+  password = "s3cr3t-PW"
+  Auth = 'cm9ib3Q6czNjcjN0'
+  identitytoken = "id-token-2"
+[plugins."io.containerd.cri.v1.images".registry.configs."other".auth]
+  "token" = "tok-3"
+  registrytoken = """multi
+line-4"""
+[plugins."io.containerd.cri.v1.images".registry.configs."x"]
+  tls = { insecure_skip_verify = true, password = "inline-5" }
+  note = "a, token = 'inside-6'"
+  auth.password = "dotted-7"
+  BinaryName = "/usr/bin/runc"
+'''
+
+
+def test_secrets_are_redacted_keeping_the_toml_valid_and_its_lines():
+    import tomllib
+
+    redacted = node_evidence.redact_toml_secrets(REGISTRY_CONFIG)
+    for secret in ("old-secret-1", "s3cr3t-PW", "cm9ib3Q6czNjcjN0", "id-token-2", "tok-3", "line-4", "inline-5",
+                   "inside-6", "dotted-7"):
+        assert secret not in redacted, secret
+    assert redacted.count("\n") == REGISTRY_CONFIG.count("\n")
+    document = tomllib.loads(redacted)
+    auth = document["plugins"]["io.containerd.grpc.v1.cri"]["registry"]["configs"]["reg.example"]["auth"]
+    assert auth == {"username": "robot", "password": "<redacted>", "Auth": "<redacted>", "identitytoken": "<redacted>"}
+    other = document["plugins"]["io.containerd.cri.v1.images"]["registry"]["configs"]
+    assert other["x"]["tls"] == {"insecure_skip_verify": True, "password": "<redacted>"}
+    assert other["x"]["auth"]["password"] == "<redacted>" and other["x"]["note"] == "a, token = '<redacted>'"
+    assert other["x"]["BinaryName"] == "/usr/bin/runc" and other["other"]["auth"]["token"] == "<redacted>"
+    daemon_json = '{"config": {"registry": {"configs": {"r": {"auth": {"username": "u", "password": "p\\"w", "auth": "YQ=="}}}}}}'
+    assert json.loads(node_evidence.redact_json_secrets(daemon_json))["config"]["registry"]["configs"]["r"]["auth"] == {
+        "username": "u", "password": "<redacted>", "auth": "<redacted>"}

@@ -6,12 +6,13 @@ has the same drop-in (equal after parsing), the real dump that binary printed fo
 as the candidate's dump. What a real binary proves is named in each test; containerd 1.6 is proven
 live in tests/integration/role/.
 """
+import subprocess
 import tomllib
 from pathlib import Path
 
 import pytest
 from support.paths import SHARED_FIXTURES
-from support.tools import require_tool
+from support.tools import require_command, require_tool
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import facts_from_dump
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._render import config_target, make_plan
@@ -261,3 +262,35 @@ def test_candidate_tree_mirrors_the_config_dir_and_rewrites_imports_into_it():
     assert tree["copy_files"] == {PLACEHOLDER + "/etc/containerd/conf.d/a.conf": "/etc/containerd/conf.d/a.conf"}
     assert tree["dropin_paths"] == [PLACEHOLDER + "/etc/containerd/conf.d/99-gpufleet.toml"]
     assert Path(tree["config_path"]).name == "config.toml"
+
+
+def test_a_null_option_is_one_clear_error_naming_the_runtime_and_the_option():
+    # YAML `SystemdCgroup:` left empty is null, which no TOML file can hold.
+    plan = plan_for(ROOT_V2, runtimes=[{"name": "nvidia", "options": {"SystemdCgroup": None}}])
+    assert plan["files"] == []
+    assert plan["errors"] == ["containerd_runtimes_runtimes: runtime 'nvidia' option 'SystemdCgroup' is null (empty in "
+                              "YAML), which a TOML file cannot hold; give it a value or remove it"]
+
+
+def test_a_default_set_through_root_settings_is_caught_in_the_candidates_real_dump(tmp_path):
+    """Real containerd 1.6 dumps the rendered drop-in (a whole version 2 config on 1.x): its loaded default is
+    root_settings' nvidia, which the default_runtime input never named, so the guard must fire from the dump."""
+    containerd = require_command("containerd", "containerd")
+    settings = {"plugins": {"io.containerd.grpc.v1.cri": {"containerd": {
+        "default_runtime_name": "nvidia", "runtimes": {"runc": {"runtime_type": "io.containerd.runc.v2"}}}}}}
+    for allow in (False, True):
+        plan = plan_for("version = 2\n", manage_root_config=True, root_settings=settings, allow_default_change=allow)
+        assert plan["errors"] == [] and plan["guard_lines"] == []  # the inputs alone do not show the change
+        dropin = tmp_path / "dropin.toml"
+        dropin.write_text(files_of(plan)["/etc/containerd/conf.d/99-gpufleet.toml"])
+        dumped = subprocess.run([containerd, "--config", str(dropin), "config", "dump"], capture_output=True, text=True,
+                                check=True, cwd="/", timeout=60)
+        errors, facts = judge_candidate(plan, dumped.stdout, source_name="dump")
+        assert facts["default_runtime_name"] == "nvidia"
+        if allow:
+            assert errors == []
+        else:
+            assert errors == ["changing default_runtime_name from 'runc' to 'nvidia' sends every pod on the node that names "
+                              "no RuntimeClass through it; set containerd_runtimes_allow_default_change: true to do so"]
+            assert plan["guard_lines"] == ["DEFAULT_RUNTIME=nvidia", "AFFECTED=all", "NEEDS_RUNTIMECLASS=no",
+                                           "BLAST_RADIUS=node"]

@@ -20,16 +20,40 @@ def verdicts(**loaded):
             for node, runtimes in loaded.items()]
 
 
-def plan(desired, judged):
-    (result,) = plan_runtimeclasses([desired], judged, NODES)
+def plan(desired, judged, **options):
+    (result,) = plan_runtimeclasses([desired], judged, NODES, **options)
     return result
 
 
-def test_class_served_by_every_targeted_node_is_allowed():
+def test_class_served_by_every_matched_node_is_allowed():
     result = plan({"name": "nvidia", "handler": "nvidia", "node_selector": GPU},
-                  verdicts(**{"gpu-1": SERVED, "gpu-2": SERVED, "cpu-1": ["runc"]}))
-    assert result == {"name": "nvidia", "handler": "nvidia", "targeted": ["gpu-1", "gpu-2"],
-                      "serving": ["gpu-1", "gpu-2"], "missing": [], "unjudged": ["gpu-9"], "refusal": None}
+                  verdicts(**{"gpu-1": SERVED, "gpu-2": SERVED, "gpu-9": SERVED, "cpu-1": ["runc"]}))
+    assert result == {"name": "nvidia", "handler": "nvidia", "targeted": ["gpu-1", "gpu-2", "gpu-9"],
+                      "serving": ["gpu-1", "gpu-2", "gpu-9"], "missing": [], "unjudged": [], "refusal": None}
+
+
+def test_class_matching_unjudged_cluster_nodes_is_refused_unless_allowed():
+    # A rollout over the GPU nodes only: a class without nodeSelector also reaches cpu-1 (and gpu-9).
+    judged = verdicts(**{"gpu-1": SERVED, "gpu-2": SERVED})
+    result = plan({"name": "nvidia", "handler": "nvidia"}, judged)
+    assert result["unjudged"] == ["cpu-1", "gpu-9"]
+    assert result["refusal"] == (
+        "RuntimeClass 'nvidia' (handler 'nvidia'): it (no nodeSelector: every node) also matches 2 cluster node(s) this "
+        "run did not judge (cpu-1, gpu-9), so they are not proven to serve the handler and pods placed there could fail "
+        "with FailedCreatePodSandBox; judge them too, narrow the nodeSelector, or set allow_unjudged_nodes: true")
+    assert plan({"name": "nvidia", "handler": "nvidia", "node_selector": GPU}, judged)["refusal"].startswith(
+        "RuntimeClass 'nvidia' (handler 'nvidia'): its nodeSelector nvidia.com/gpu.present=true also matches 1 cluster "
+        "node(s) this run did not judge (gpu-9)")
+    allowed = plan({"name": "nvidia", "handler": "nvidia"}, judged, allow_unjudged_nodes=True)
+    assert (allowed["refusal"], allowed["unjudged"]) == (None, ["cpu-1", "gpu-9"])
+
+
+def test_unjudged_refusal_names_a_few_nodes_and_the_count():
+    many = [{"name": f"cpu-{number:02d}", "labels": {}} for number in range(12)]
+    (result,) = plan_runtimeclasses([{"name": "nvidia", "handler": "nvidia"}], verdicts(**{"gpu-1": SERVED}),
+                                    [{"name": "gpu-1", "labels": GPU}, *many])
+    assert "also matches 12 cluster node(s) this run did not judge (cpu-00, cpu-01, cpu-02, cpu-03, cpu-04, ...)" in \
+        result["refusal"]
 
 
 def test_typo_handler_is_refused_with_the_closest_loaded_runtime():
@@ -79,7 +103,8 @@ def test_duplicate_names_and_refusals_list():
     desired = {"name": "nvidia", "handler": "nvidia"}
     with pytest.raises(RuntimeGateError, match="listed twice"):
         plan_runtimeclasses([desired, desired], verdicts(**{"gpu-1": SERVED}), NODES)
-    plans = plan_runtimeclasses([desired, {"name": "x", "handler": "nvdia"}], verdicts(**{"gpu-1": SERVED}), NODES)
+    plans = plan_runtimeclasses([desired, {"name": "x", "handler": "nvdia"}], verdicts(**{"gpu-1": SERVED}), NODES,
+                                allow_unjudged_nodes=True)
     assert [text.split(":")[0] for text in refusals(plans)] == ["RuntimeClass 'x' (handler 'nvdia')"]
 
 

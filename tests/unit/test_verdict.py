@@ -166,3 +166,22 @@ def test_cluster_result_carries_nodes_for_labels():
     gathered = {"ansible_facts": {"containerd": facts(["runc", "nvidia", "nvidia-cdi"])}}
     cluster = {"runtimeclasses": CLASSES, "nodes": [{"name": "n1", "labels": GPU_LABELS}]}
     assert judge_gathered(node_name="n1", gather_result=gathered, cluster_result=cluster)["verdict"] == OK
+
+
+def serving_daemon(runtimes):
+    return {"state": "serving", "reason": None, "source": "grpc", "socket": "/run/containerd/containerd.sock",
+            "runtimes": sorted(runtimes), "runtime_details": {}, "default_runtime": "runc", "runtime_handlers": None,
+            "cri_ready": True, "conditions": [], "cri_plugin_errors": []}
+
+
+def test_a_dump_file_is_judged_by_itself_never_by_this_nodes_daemon():
+    # The file may be another node's capture: a daemon here serving nvidia says nothing about it.
+    daemon = serving_daemon(["runc", "nvidia", "nvidia-cdi"])
+    from_file = judge(facts(["runc"], source="file", daemon=daemon), CLASSES, node_name="n1", node_labels=GPU_LABELS)
+    assert (from_file["verdict"], from_file["lines"]) == (MISSING, ["MISSING=nvidia", "MISSING=nvidia-cdi"])
+    assert (from_file["loaded_source"], from_file["daemon_runtimes"]) == ("dump", None)
+    assert any("read from a file" in note for note in from_file["notes"]), from_file["notes"]
+    # Facts of unknown origin count as a file too (fail closed); only running containerd on the node lets the daemon count.
+    assert judge(facts(["runc"], daemon=daemon), CLASSES, node_name="n1", node_labels=GPU_LABELS)["verdict"] == MISSING
+    from_command = judge(facts(["runc"], source="command", daemon=daemon), CLASSES, node_name="n1", node_labels=GPU_LABELS)
+    assert (from_command["verdict"], from_command["loaded_source"]) == (OK, "daemon")

@@ -182,3 +182,13 @@ def test_explain_links_only_handlers_the_unloaded_dropin_defines():
     assert lines[:3] == ["MISSING=nvdia", "MISSING=nvidia", "MISSING=nvidia-cdi"]
     assert lines[3:6] == ["  nvdia: NOT_CONFIGURED_ANYWHERE", "  nvidia: DROPIN_NOT_IMPORTED, IMPORT_GLOB_MATCHES_NOTHING",
                           "  nvidia-cdi: DROPIN_NOT_IMPORTED, IMPORT_GLOB_MATCHES_NOTHING"]
+
+
+def test_host_root_without_a_dump_needs_a_containerd_wrapper(tmp_path, runtimeclasses):
+    # A bare containerd would read this machine's /etc/containerd, not the tree's: refused before it runs.
+    (tmp_path / "etc" / "containerd").mkdir(parents=True)
+    (tmp_path / "etc" / "containerd" / "config.toml").write_text("version = 2\n")
+    completed = run("--runtimeclasses", runtimeclasses, "--host-root", tmp_path)
+    assert (completed.returncode, completed.stdout) == (2, "")
+    assert f"--host-root '{tmp_path}' needs --containerd-bin" in completed.stderr and "DUMP" in completed.stderr
+    assert len(completed.stderr.splitlines()) == 1, completed.stderr

@@ -40,6 +40,7 @@ PLAYBOOK = """
         config_path: "{{ config_path }}"
         socket: "{{ socket }}"
         crictl_bin: "{{ crictl_bin | default('/nonexistent/crictl') }}"
+        dump_file: "{{ dump_file | default(omit) }}"
         daemon: "{{ ask_daemon | default(true) }}"
         dropin_dirs: "{{ dropin_dirs | default(omit) }}"
         cdi_spec_dirs: "{{ cdi_spec_dirs | default(omit) }}"
@@ -210,6 +211,33 @@ def test_without_a_usable_client_or_socket_the_view_is_unknown(containerd_daemon
         assert view["state"] == "unknown" and view["runtimes"] is None, (host, view)
         assert expected_reasons[host] in view["reason"], (host, view)
         assert sorted(facts["runtimes"]) == ["nvidia", "nvidia-cdi", "runc"], host
+
+
+def test_a_dump_file_is_never_judged_by_this_nodes_daemon(containerd_daemon, tmp_path):
+    """Another node's capture, judged on a node whose daemon serves nvidia: still MISSING (module and rc-crosscheck)."""
+    daemon = containerd_daemon(healthy_tree)
+    (tmp_path / "other-node").mkdir()
+    (tmp_path / "other-node" / "config.toml").write_text("version = 2\n", encoding="utf-8")
+    other_dump = tmp_path / "other-node-dump.toml"  # the real containerd's dump of a node with only the built-in runc
+    other_dump.write_bytes(subprocess.run(["containerd", "--config", str(tmp_path / "other-node" / "config.toml"), "config", "dump"],
+                                          capture_output=True, check=True, cwd="/").stdout)
+    runtimeclasses = tmp_path / "rc.yaml"
+    runtimeclasses.write_text("apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: nvidia}\nhandler: nvidia\n",
+                              encoding="utf-8")
+    completed = subprocess.run([str(REPO_ROOT / "bin" / "rc-crosscheck"), "--runtimeclasses", str(runtimeclasses),
+                                "--socket", str(daemon.socket), str(other_dump)], capture_output=True, text=True, check=False)
+    assert (completed.returncode, completed.stdout, completed.stderr) == (1, "MISSING=nvidia\n", "")
+
+    facts = facts_of(run_playbook(tmp_path, {"with-file": {"config_path": str(daemon.config_path), "socket": str(daemon.socket),
+                                                           "dump_file": str(other_dump)}})["with-file"])
+    assert facts["source"] == "file" and sorted(facts["runtimes"]) == ["runc"]
+    view = facts["daemon"]  # not even asked, and says why
+    assert (view["state"], view["runtimes"]) == ("unknown", None) and "dump_file" in view["reason"], view
+    from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge
+    verdict = judge(facts, [{"name": "nvidia", "handler": "nvidia", "overhead_pod_fixed": None, "node_selector": None,
+                             "tolerations": []}], node_name="with-file", node_labels={})
+    assert (verdict["lines"], verdict["loaded_source"]) == (["MISSING=nvidia"], "dump"), verdict
+    assert daemon.process.poll() is None
 
 
 def test_relative_glob_on_1_6_20_loads_nothing_from_the_daemon_cwd(containerd_daemon, tmp_path):

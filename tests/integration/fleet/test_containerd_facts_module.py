@@ -34,11 +34,12 @@ NVIDIA_BINARY = "/usr/bin/nvidia-container-runtime"
 
 @pytest.fixture
 def containerd_facts_on(ansible_adhoc, containerd_bin):
-    """``containerd_facts_on(fleet)`` → ``{host: result}`` for one module run over the fleet's gpu_nodes."""
-    def run(fleet):
+    """``containerd_facts_on(fleet[, module_args])`` → ``{host: result}`` for one module run over the fleet's gpu_nodes."""
+    def run(fleet, module_args=None):
+        module_args = MODULE_ARGS if module_args is None else module_args
         host_manager = ansible_adhoc(inventory=str(fleet.inventory_path), host_pattern="gpu_nodes")
         containerd_facts = getattr(host_manager["gpu_nodes"], FACTS_MODULE)
-        results = containerd_facts(**{name: trust_as_template(value) for name, value in MODULE_ARGS.items()})
+        results = containerd_facts(**{name: trust_as_template(value) for name, value in module_args.items()})
         return {host.name: results[host.name] for host in fleet.hosts}
     return run
 
@@ -182,3 +183,79 @@ def test_check_mode_gathers_the_same_facts(tmp_path, containerd_bin):
         result = json.loads((tree_dir / host.name).read_text(encoding="utf-8"))
         assert not result.get("failed") and result.get("changed") is False, result
         assert set(result["ansible_facts"]["containerd"]["runtimes"]) == host.config.dumped_runtimes, host.name
+
+
+# Registry credentials as containerd configs carry them; none may leave the node (docs/security.md).
+SECRETS = {
+    "dropin_password": "PW-dropin-7f3a91",      # imported drop-in: also in containerd's dump
+    "dropin_auth": "cm9ib3Q6UFctZHJvcGlu",      # imported drop-in: base64 auth, also in the dump
+    "root_inline": "PW-root-inline-c402",       # root file, inline table (its CRI table is replaced: file text only)
+    "unloaded_token": "TOKEN-unloaded-e5d1",    # a .conf drop-in no import reaches: listed with its text
+}
+REGISTRY_DROPIN = f"""
+[plugins."io.containerd.grpc.v1.cri".registry.configs."registry.example.com".auth]
+  username = "robot"
+  password = "{SECRETS['dropin_password']}"
+  auth = "{SECRETS['dropin_auth']}"
+"""
+REGISTRY_ROOT = (f'[plugins."io.containerd.grpc.v1.cri".registry.configs."mirror.example.com"]\n'
+                 f'  auth = {{ username = "u", password = "{SECRETS["root_inline"]}" }}\n')
+REGISTRY_UNLOADED = (f'version = 2\n[plugins."io.containerd.grpc.v1.cri".registry.configs."other.example.com".auth]\n'
+                     f'  identitytoken = "{SECRETS["unloaded_token"]}"\n')
+
+
+def test_registry_credentials_never_leave_the_node(tmp_path, monkeypatch, run_crosscheck, containerd_bin):
+    """A real 1.6 tree with registry credentials through crosscheck.yml at -vvv: output, facts, fact cache and
+    reports carry none of them, and the host's verdict and findings are the same as without them."""
+    host = FleetHost("gpu-registry-auth", "dropin-partial")  # 1.x: the drop-in replaces the CRI table; nvidia-cdi lost
+    fleet = build_fleet(tmp_path, [host])
+    tree = fleet.tree(host.name)
+    with open(tree / "conf.d" / "99-nvidia.toml", "a", encoding="utf-8") as dropin:
+        dropin.write(REGISTRY_DROPIN)
+    with open(fleet.config_path(host.name), "a", encoding="utf-8") as root:
+        root.write(REGISTRY_ROOT)
+    (tree / "conf.d" / "50-registry.conf").write_text(REGISTRY_UNLOADED, encoding="utf-8")
+    dump = subprocess.run([containerd_bin, "--config", str(fleet.config_path(host.name)), "config", "dump"],
+                          capture_output=True, text=True, check=True, cwd="/").stdout
+    # The test can fail: the real containerd prints the drop-in's credentials in its dump.
+    assert SECRETS["dropin_password"] in dump and SECRETS["dropin_auth"] in dump
+
+    cache_dir, report_dir = tmp_path / "fact-cache", tmp_path / "report"
+    monkeypatch.setenv("ANSIBLE_CACHE_PLUGIN", "jsonfile")
+    monkeypatch.setenv("ANSIBLE_CACHE_PLUGIN_CONNECTION", str(cache_dir))
+    run = run_crosscheck(fleet, "-vvv", "-e", f"runtime_gate_report_dir={report_dir}")
+    assert run.returncode == 2, run.explain()  # the host is MISSING nvidia-cdi
+    # ansible-core 2.19's jsonfile cache: one file per host (a serialization prefix before the name), a JSON payload.
+    (cache_file,) = cache_dir.glob(f"*{host.name}")
+    cached = cache_file.read_text(encoding="utf-8")
+    facts = json.loads(json.loads(cached)["__payload__"])["containerd"]
+    written = [run.stdout, run.stderr, cached, fleet.verdicts_path.read_text(encoding="utf-8")] + [
+        path.read_text(encoding="utf-8") for path in report_dir.iterdir()]
+    for name, secret in SECRETS.items():
+        assert not any(secret in text for text in written), f"{name} leaked"
+    # The texts are still there, redacted, so the findings still read the files.
+    texts = {entry["path"]: entry["text"] for entry in facts["config_files"]}
+    assert 'password = "<redacted>"' in texts[str(tree / "conf.d" / "99-nvidia.toml")]
+    assert 'auth = { username = "u", password = "<redacted>" }' in texts[str(fleet.config_path(host.name))]
+    unloaded = next(entry for listing in facts["dropin_dirs"] for entry in listing["entries"] if entry["name"] == "50-registry.conf")
+    assert 'identitytoken = "<redacted>"' in unloaded["text"]
+    verdict = run.verdicts["hosts"][host.name]
+    assert (verdict["verdict"], verdict["missing_handlers"]) == ("MISSING", ["nvidia-cdi"]), verdict
+    assert "CRI_TABLE_REPLACED" in verdict["missing_explained"]["nvidia-cdi"], verdict["missing_explained"]
+
+
+def test_host_root_without_a_wrapper_or_dump_file_fails_instead_of_reading_this_machine(tmp_path, containerd_facts_on):
+    """containerd reads this machine's /etc/containerd whatever host_root says: without a wrapper, refuse."""
+    node_root = tmp_path / "node-root"
+    (node_root / "etc" / "containerd").mkdir(parents=True)
+    (node_root / "etc" / "containerd" / "config.toml").write_text("version = 2\n", encoding="utf-8")
+    hosts = [FleetHost("bare-under-host-root", "healthy",
+                       inventory_vars={"runtime_gate_host_root": str(node_root), "runtime_gate_containerd_config": "/etc/containerd/config.toml"})]
+    fleet = build_fleet(tmp_path / "fleet", hosts)
+    host_manager_args = dict(MODULE_ARGS, host_root="{{ runtime_gate_host_root }}",
+                             containerd_bin="{{ runtime_gate_containerd_bin | default(omit, true) }}")
+    result = containerd_facts_on(fleet, host_manager_args)["bare-under-host-root"]
+    assert result.is_failed, dict(result)
+    assert "ansible_facts" not in result
+    for fragment in ("bare-under-host-root", str(node_root), "containerd_bin", "wrapper", "dump_file"):
+        assert fragment in result["msg"], (fragment, result["msg"])

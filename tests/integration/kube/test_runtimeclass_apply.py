@@ -102,6 +102,26 @@ def test_partly_served_class_refuses_the_whole_plan(kube_api):
     assert kube_api.requests == [] and run.result["api_requests"] == 0
 
 
+def test_class_matching_unjudged_nodes_is_refused_unless_allowed(kube_api):
+    # A rollout over the GPU nodes: cpu-1 is in the cluster but was not judged, and a class without
+    # nodeSelector would send pods there too.
+    kube_api.set_objects(runtimeclasses=[])
+    gpu_verdicts = [verdict for verdict in VERDICTS if verdict["node"] != "cpu-1"]
+    gpu_verdicts[1] = dict(gpu_verdicts[1], verdict="OK")
+    everywhere = {"name": "nvidia", "handler": "nvidia"}
+    refused = apply(kube_api, [everywhere], verdicts=gpu_verdicts)
+    assert_one_clear_failure(refused, "1 RuntimeClass(es) refused, nothing applied: RuntimeClass 'nvidia' (handler "
+                                      "'nvidia'): it (no nodeSelector: every node) also matches 1 cluster node(s) this "
+                                      "run did not judge (cpu-1)", "allow_unjudged_nodes: true")
+    assert kube_api.requests == [] and refused.result["runtimeclasses"][0]["unjudged"] == ["cpu-1"]
+
+    allowed = run_module(MODULE, {"kubeconfig": kube_api.kubeconfig_path, "runtimeclasses": [everywhere],
+                                  "verdicts": gpu_verdicts, "nodes": NODES, "allow_unjudged_nodes": True})
+    assert allowed.returncode == 0 and allowed.result["runtimeclasses"][0]["action"] == "create", allowed.output
+    assert "RuntimeClass 'nvidia' also targets node(s) this run did not judge: cpu-1" in allowed.output
+    assert writes(kube_api) == [("POST", "runtimeclasses")]
+
+
 @pytest.mark.parametrize("bad,fragment", [
     ({"name": "nvidia", "handler": "Nvidia"}, "handler 'Nvidia' is not a DNS-1123 label"),
     ({"name": "nvidia", "handler": "nvidia", "node_selector": {"nvidia.com/gpu.present": True}},

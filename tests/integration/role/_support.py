@@ -102,9 +102,11 @@ def cri_runtimes(document: dict) -> dict:
 
 
 def write_inventory(path: Path, hosts: dict, group_vars: dict):
+    # Every host is a tree on this machine: a containerd daemon running here must never be taken for a node's.
     inventory = {"all": {
         "hosts": {"localhost": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}},
         "children": {"gpu_nodes": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": NODE_PYTHON,
+                                            "containerd_runtimes_ask_daemon": False, "runtime_gate_ask_daemon": False,
                                             **group_vars},
                                    "hosts": hosts}}}}
     path.write_text(yaml.safe_dump(inventory, sort_keys=False), encoding="utf-8")

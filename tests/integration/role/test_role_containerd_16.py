@@ -45,6 +45,7 @@ FLEET = {
     },
     "builtin-runc": {"config.toml": "version = 2\n"},
 }
+ASKS_DAEMON = "builtin-runc"
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +62,8 @@ def fleet(tmp_path_factory):
         hosts[host] = {"containerd_runtimes_config_path": str(base / host / "config.toml"),
                        "containerd_runtimes_dropin_dir": str(base / host / "conf.d"),
                        "containerd_runtimes_restart_command": [str(standin), str(base / f"{host}.restarts"), "ok"]}
+    # One host asks a daemon whose socket does not exist: the verification must look there and say it could not.
+    hosts[ASKS_DAEMON].update(containerd_runtimes_ask_daemon=True, containerd_runtimes_socket=str(base / "no-daemon.sock"))
     group_vars = {
         "containerd_runtimes_runtimes": [{"name": "nvidia", "binary_name": str(bin_dir / "nvidia-container-runtime"),
                                           "options": {"SystemdCgroup": True}}],
@@ -97,6 +100,17 @@ def test_apply_changes_every_node_and_restarts_it_once(fleet):
         assert run.recap()[host]["changed"] > 0
         assert (fleet["base"] / f"{host}.restarts").read_text() == "restart\n"
         assert (fleet["base"] / host / "conf.d" / "99-gpufleet.toml").is_file()
+
+
+def test_verification_says_it_only_proves_the_dump_when_the_daemon_view_is_unavailable(fleet):
+    run = fleet["runs"]["apply"]
+    base = fleet["base"]
+    basis = ("every runtime of the plan is served; the running daemon's view is not available, so this verification "
+             "only proves the `config dump` of the files in place, not what the restarted daemon loaded")
+    assert run.stdout.count(basis) == len(FLEET), run.explain()
+    # The role's socket input reaches containerd_facts: the asking host names it.
+    assert f"the socket {base}/no-daemon.sock does not exist" in run.stdout, run.explain()
+    assert "verified from the running daemon" not in run.stdout
 
 
 def test_second_check_and_second_apply_change_nothing(fleet):
@@ -154,6 +168,11 @@ FAULTS = {
     "bad-name": ({}, {"containerd_runtimes_runtimes": [{"name": "NVIDIA_GPU"}]}, "'NVIDIA_GPU' is not a DNS-1123 label"),
     "default-guard": ({}, {"containerd_runtimes_default_runtime": "nvidia"},
                       "DEFAULT_RUNTIME=nvidia\nAFFECTED=all\nNEEDS_RUNTIMECLASS=no\nBLAST_RADIUS=node"),
+    # The default set by a managed root's settings, not by containerd_runtimes_default_runtime: the candidate's dump.
+    "default-via-root-settings": ({"config.toml": "version = 2\n"}, {"containerd_runtimes_manage_root_config": True, "containerd_runtimes_root_settings": {
+        "plugins": {"io.containerd.grpc.v1.cri": {"containerd": {"default_runtime_name": "nvidia", "runtimes": {
+            "runc": {"runtime_type": "io.containerd.runc.v2"}}}}}}},
+        "DEFAULT_RUNTIME=nvidia\nAFFECTED=all\nNEEDS_RUNTIMECLASS=no\nBLAST_RADIUS=node"),
     "candidate-invalid": ({"conf.d/00-off.toml": NVIDIA_DISABLES_CRI}, {}, "the candidate configuration fails its proof"),
     "root-version-3": ({"config.toml": "version = 3\n"}, {}, "has version = 3, above the 2 that containerd 1.6.20 reads"),
     "root-missing": (None, {}, "does not exist and containerd_runtimes_manage_root_config is false"),

@@ -65,9 +65,36 @@ def test_a_bad_node_in_batch_two_stops_the_rollout_and_batch_three_stays_untouch
         assert host not in recap, run.explain()
         assert s.snapshot(tmp_path / host) == before[host]
         assert not (tmp_path / f"{host}.restarts").exists()
-    # The last table printed covers every host; the cluster step never ran.
+    # The last table printed covers every host, judged against the cluster read by the first play; the cluster
+    # step never ran.
     assert '"node-4  UNKNOWN' in run.stdout and '"node-1  OK' in run.stdout
+    assert "CLUSTER_NOT_READ" not in run.stdout and "could not be read" not in run.stdout, run.explain()
     assert "Apply the RuntimeClasses" not in run.stdout
+
+
+def test_an_unchanged_host_that_does_not_pass_fails_its_batch(tmp_path):
+    """Files already in place (an earlier run), but the cluster now requires a handler the role does not give."""
+    require_command("containerd", "containerd")
+    hosts = ("node-1", "node-2")  # serial [1, 1]
+    build(tmp_path, hosts)
+    cluster = tmp_path / "cluster.yaml"
+    classes = [runtimeclass("nvidia", "nvidia")]
+    nodes = [node(host, {"nvidia.com/gpu.present": "true"}) for host in hosts]
+    serial = ["-e", '{"runtime_gate_serial": ["1", "1"]}']
+    cluster.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [*classes, *nodes]}))
+    first = s.run_playbook(ROLLOUT, tmp_path / "inventory.yml", "-e", f"runtime_gate_runtimeclasses_file={cluster}", *serial)
+    assert first.returncode == 0, first.explain()
+    applied = {host: s.snapshot(tmp_path / host) for host in hosts}
+    cluster.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        *classes, runtimeclass("nvidia-cdi", "nvidia-cdi"), *nodes]}))
+    run = s.run_playbook(ROLLOUT, tmp_path / "inventory.yml", "-e", f"runtime_gate_runtimeclasses_file={cluster}", *serial)
+    assert run.returncode != 0, run.explain()
+    recap = run.recap()
+    assert recap["node-1"]["changed"] == 0 and recap["node-1"]["failed"] == 1, run.explain()
+    assert "MISSING=nvidia-cdi" in run.failures("node-1")
+    assert "node-2" not in recap, run.explain()  # batch 2 never contacted
+    assert {host: s.snapshot(tmp_path / host) for host in hosts} == applied
+    assert "CLUSTER_NOT_READ" not in run.stdout, run.explain()
 
 
 def test_a_verified_rollout_creates_the_runtimeclass_through_the_api(tmp_path, kube_api):
