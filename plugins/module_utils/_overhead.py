@@ -186,5 +186,10 @@ def _unknown(host, problem, evidence):
 
 
 def _finding(code, host, message, remedy, evidence):
-    return {"code": code, "severity": "warning", "host": host, "message": message, "remedy": remedy,
+    """A warning Finding; message and remedy are sentences, as every other finding's are."""
+    return {"code": code, "severity": "warning", "host": host, "message": _sentence(message), "remedy": _sentence(remedy),
             "evidence": evidence, "handlers": []}
+
+
+def _sentence(text):
+    return text if text.endswith(".") else text + "."
