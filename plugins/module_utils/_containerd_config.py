@@ -13,11 +13,11 @@ Where runtimes live (shared/reference/containerd-loading.md §3, §5):
 """
 
 import datetime
-import re
 import tomllib
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._daemon_view import daemon_view
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import parse_containerd_version  # noqa: F401 (re-exported)
 
 CRI_PLUGIN_V2 = "io.containerd.grpc.v1.cri"
 CRI_RUNTIME_PLUGIN_V3 = "io.containerd.cri.v1.runtime"
@@ -31,9 +31,6 @@ CRI_PLUGIN_IDS_V3 = frozenset({CRI_PLUGIN_V2, CRI_RUNTIME_PLUGIN_V3, "cri"})
 # The CRI plugin's built-in default_runtime_name on 1.x and 2.x (DefaultConfig in pkg/cri/config,
 # internal/cri/config). A dump prints it unless the CRI plugin's table is missing altogether.
 BUILTIN_DEFAULT_RUNTIME = "runc"
-
-_VERSION_IN_OUTPUT = re.compile(r"\bv?(\d+\.\d+\.\d+)")
-
 
 # A dump nests about seven levels (plugins.<id>.containerd.runtimes.<name>.options.<key>). tomllib recurses
 # once per nested array or inline table, so thousands of levels raise RecursionError; deeper documents are
@@ -67,22 +64,6 @@ def _nests_deeper_than(document, limit):
         elif isinstance(value, list):
             pending.extend((item, depth + 1) for item in value)
     return False
-
-
-def parse_containerd_version(version_output):
-    """``containerd --version`` output → ``"1.6.20"``/``"2.2.0"``, or None when it names no version.
-
-    Seen forms: ``containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+deb12u3`` (Debian),
-    ``containerd containerd.io 1.7.27 05044ec0…`` (Docker's package),
-    ``containerd github.com/containerd/containerd/v2 v2.2.0 …`` (upstream 2.x).
-    """
-    if not version_output:
-        return None
-    for word in version_output.split()[1:]:
-        match = _VERSION_IN_OUTPUT.match(word)
-        if match:
-            return match.group(1)
-    return None
 
 
 def root_config_summary(text, path):

@@ -19,8 +19,8 @@ Nothing here interprets the answer; ``_daemon_view`` on the controller does.
 from __future__ import absolute_import, division, print_function
 
 import os
-import shutil
-import subprocess
+
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import find_executable, run_command
 
 __metaclass__ = type
 
@@ -43,7 +43,7 @@ def daemon_status(socket, crictl_bin, timeout):
         evidence.update({"source": None, "error": "the socket %s does not exist (containerd not running, or it listens elsewhere)"
                                                   % socket})
         return evidence
-    crictl = _find_executable(crictl_bin) if crictl_bin else None
+    crictl = find_executable(crictl_bin) if crictl_bin else None
     if crictl:
         evidence.update(_crictl_info(crictl, socket, timeout))
         return evidence
@@ -56,30 +56,19 @@ def daemon_status(socket, crictl_bin, timeout):
     return evidence
 
 
-def _find_executable(name):
-    if os.sep in name:
-        return name if os.path.isfile(name) and os.access(name, os.X_OK) else None
-    return shutil.which(name)
-
-
 def _crictl_info(crictl, socket, timeout):
     argv = [crictl, "--runtime-endpoint", "unix://" + socket, "--timeout", "%ds" % max(1, timeout), "info"]
     result = {"source": "crictl", "command": argv, "rc": None, "stdout": None, "stderr": None, "error": None}
-    try:
-        completed = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout + 5,
-                                   check=False)
-    except subprocess.TimeoutExpired:
-        result["error"] = "`%s` did not finish within %d seconds" % (" ".join(argv), timeout + 5)
+    rc, stdout, stderr, error = run_command(argv, timeout + 5)
+    if error:
+        result["error"] = error
         return result
-    except OSError as error:
-        result["error"] = "`%s` could not be started: %s" % (" ".join(argv), error.strerror or error)
-        return result
-    result["rc"] = completed.returncode
-    result["stderr"] = completed.stderr[:MAX_OUTPUT_BYTES].decode("utf-8", "replace").strip()
-    if len(completed.stdout) > MAX_OUTPUT_BYTES:
+    result["rc"] = rc
+    result["stderr"] = stderr[:MAX_OUTPUT_BYTES]
+    if len(stdout) > MAX_OUTPUT_BYTES:
         result["error"] = "`%s` printed more than %d bytes" % (" ".join(argv), MAX_OUTPUT_BYTES)
     else:
-        result["stdout"] = completed.stdout.decode("utf-8", "replace")
+        result["stdout"] = stdout.decode("utf-8", "replace")
     return result
 
 

@@ -15,6 +15,10 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_
     CRI_PLUGIN_V2,
     CRI_RUNTIME_PLUGIN_V3,
 )
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import (
+    parse_version,
+    relative_globs_from_cwd,
+)
 
 ERROR = "error"
 WARNING = "warning"
@@ -30,17 +34,6 @@ def make_finding(code, severity, message, remedy, evidence, handlers=(), host=No
         "evidence": evidence,
         "handlers": sorted(set(handlers)),
     }
-
-
-def parse_version(text):
-    """``"1.6.20"`` → ``(1, 6, 20)``; None when unknown or unreadable."""
-    if not isinstance(text, str):
-        return None
-    try:
-        parts = tuple(int(part) for part in text.split("-")[0].split("+")[0].split("~")[0].split(".")[:3])
-    except ValueError:
-        return None
-    return parts if len(parts) == 3 else None
 
 
 def import_globs(facts):
@@ -74,19 +67,6 @@ def _text_or_none(value):
 
 def _texts(value):
     return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
-
-
-def between(version, low, high):
-    return version is not None and low <= version <= high
-
-
-def relative_globs_from_cwd(version):
-    """Whether this containerd resolves relative ``imports`` globs from its working directory.
-
-    Relative globs were passed to filepath.Glob unchanged until PR #9746 and its backports #9835
-    (1.6.29) and #9834 (1.7.16) (reference §1).
-    """
-    return between(version, (1, 6, 0), (1, 6, 28)) or between(version, (1, 7, 0), (1, 7, 15))
 
 
 class HostContext:

@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 import stat
+import subprocess
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._goglob import (
     GlobPatternError,
@@ -60,6 +61,72 @@ _RUNTIME_TYPE_IN_TOML = re.compile(r"""^[ \t]*runtime_type[ \t]*=[ \t]*(?:"([^"\
 _BINARY_NAME_IN_JSON = re.compile(r'"BinaryName"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _RUNTIME_TYPE_IN_JSON = re.compile(r'"runtimeType"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _JSON_PATTERNS = (_BINARY_NAME_IN_JSON, _RUNTIME_TYPE_IN_JSON)
+
+
+_VERSION_IN_OUTPUT = re.compile(r"\bv?(\d+\.\d+\.\d+)")
+
+
+def parse_containerd_version(version_output):
+    """``containerd --version`` output → ``"1.6.20"``/``"2.2.0"``, or None when it names no version.
+
+    Seen forms: ``containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+deb12u3`` (Debian),
+    ``containerd containerd.io 1.7.27 05044ec0…`` (Docker's package),
+    ``containerd github.com/containerd/containerd/v2 v2.2.0 …`` (upstream 2.x).
+    """
+    if not version_output:
+        return None
+    for word in version_output.split()[1:]:
+        match = _VERSION_IN_OUTPUT.match(word)
+        if match:
+            return match.group(1)
+    return None
+
+
+def parse_version(text):
+    """``"1.6.20"`` → ``(1, 6, 20)``; None when unknown or unreadable."""
+    if not isinstance(text, str):
+        return None
+    try:
+        parts = tuple(int(part) for part in text.split("-")[0].split("+")[0].split("~")[0].split(".")[:3])
+    except ValueError:
+        return None
+    return parts if len(parts) == 3 else None
+
+
+def between(version, low, high):
+    return version is not None and low <= version <= high
+
+
+def relative_globs_from_cwd(version):
+    """Whether this containerd (a version tuple) resolves relative ``imports`` globs from its working directory.
+
+    Relative globs were passed to filepath.Glob unchanged until PR #9746 and its backports #9835
+    (1.6.29) and #9834 (1.7.16) (reference §1).
+    """
+    return between(version, (1, 6, 0), (1, 6, 28)) or between(version, (1, 7, 0), (1, 7, 15))
+
+
+def find_executable(name):
+    """The path of an executable: ``name`` itself when it contains a ``/``, else looked up in ``PATH``; or None."""
+    if os.sep in name:
+        return name if os.path.isfile(name) and os.access(name, os.X_OK) else None
+    return shutil.which(name)
+
+
+def run_command(argv, timeout, env=None):
+    """``(rc, stdout bytes, stderr text, error sentence)``; rc is None when the command did not run to the end.
+
+    Runs from ``/``, the daemon's working directory under systemd: containerd 1.6.0-1.6.28 and 1.7.0-1.7.15 glob a
+    relative ``imports`` pattern from the working directory, so a dump then resolves it as the daemon does.
+    """
+    try:
+        completed = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False,
+                                   cwd="/", env=env)
+    except subprocess.TimeoutExpired:
+        return None, b"", "", "`%s` did not finish within %d seconds" % (" ".join(argv), timeout)
+    except OSError as error:
+        return None, b"", "", "`%s` could not be started: %s" % (" ".join(argv), error.strerror or error)
+    return completed.returncode, completed.stdout, completed.stderr.decode("utf-8", "replace").strip(), None
 
 
 def is_node_root(host_root):
@@ -224,6 +291,20 @@ def expand_import(declared, importer, host_root="/"):
         # A literal entry is applied as written (even with ? or [ in it); a missing one stops containerd.
         expansion["matches"] = [os.path.normpath(resolved)]
     return expansion
+
+
+def import_matches(declared, importer, version, host_root="/"):
+    """``(matches, error)``: the files one ``imports`` entry of ``importer`` loads on containerd ``version`` (a tuple).
+
+    A relative glob resolves from the daemon's working directory on 1.6.0-1.6.28/1.7.0-1.7.15, from the importer's
+    directory otherwise (also when the version is unknown); a literal entry counts only when it exists.
+    """
+    expansion = expand_import(declared, importer, host_root)
+    if not expansion["glob"]:
+        return [path for path in expansion["matches"] if os.path.lexists(host_path(host_root, path))], None
+    if expansion["matches_from_cwd"] is not None and relative_globs_from_cwd(version):
+        return expansion["matches_from_cwd"], expansion["error"]
+    return expansion["matches"], expansion["error"]
 
 
 def non_magic_directory(pattern):

@@ -377,3 +377,30 @@ def _deep_merge(into, table):
         else:
             into[key] = copy.deepcopy(value)
     return into
+
+
+def restore_plan(written, failed_result=None):
+    """What to put back after the role's ``copy`` loop (registered as ``written``) or a later step failed.
+
+    Returns ``{"restore": [{"path", "backup" (the copy's backup file, or None), "delete"}], "failure_msg"}``:
+    a file with a backup is restored from it (and the backup then dropped); a file the loop created (changed,
+    no backup) is deleted; an unchanged one is left alone. ``failure_msg`` (only with ``failed_result``, the
+    failed task's result, a loop's or a single task's) says why writing failed; None otherwise.
+    """
+    restore = []
+    results = written.get("results") if isinstance(written, dict) else None
+    for result in results if isinstance(results, list) else ():
+        item = result.get("item") if isinstance(result, dict) else None
+        path = item.get("path") if isinstance(item, dict) else None
+        if not path:
+            continue
+        if result.get("backup_file"):
+            restore.append({"path": path, "backup": result["backup_file"], "delete": False})
+        elif result.get("changed"):
+            restore.append({"path": path, "backup": None, "delete": True})
+    failure_msg = None
+    if isinstance(failed_result, dict) and failed_result:
+        failed = failed_result.get("results") if isinstance(failed_result.get("results"), list) else [failed_result]
+        reasons = [str(result.get("msg")) for result in failed if isinstance(result, dict) and result.get("failed")]
+        failure_msg = "containerd_runtimes: writing the proven files failed, every file written was restored: " + "; ".join(reasons)
+    return {"restore": restore, "failure_msg": failure_msg}

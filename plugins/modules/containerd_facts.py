@@ -263,14 +263,13 @@ evidence:
 """
 
 import os
-import shutil
-import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cri_status import daemon_status
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import (
-    dropin_listings, host_path, is_node_root, list_directory, redact_evidence, runtime_binaries, walk_imports)
+    dropin_listings, find_executable, host_path, is_node_root, list_directory, read_text_file, redact_evidence, run_command,
+    runtime_binaries, walk_imports)
 
 DEFAULT_CONTAINERD = "containerd"
 # Refuse anything this large before reading it: a real dump is tens of kilobytes.
@@ -286,37 +285,10 @@ def _decode(raw, what):
 
 def _read_file(path, what):
     """Return (text, error); text is None when the file does not exist."""
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_DUMP_BYTES:
-            return None, "%s is %d bytes, larger than the %d byte limit" % (what, size, MAX_DUMP_BYTES)
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except FileNotFoundError:
+    entry = read_text_file(path, MAX_DUMP_BYTES)
+    if entry["error"] == "does not exist":
         return None, None
-    except OSError as error:
-        return None, "%s cannot be read: %s" % (what, error.strerror or error)
-    return _decode(raw, what)
-
-
-def _run(argv, timeout, env=None):
-    """Return (rc, stdout bytes, stderr text, error)."""
-    try:
-        # From `/`, the daemon's working directory under systemd: containerd 1.6.0-1.6.28 and 1.7.0-1.7.15 glob a
-        # relative `imports` pattern from the working directory, so the dump then resolves it as the daemon does.
-        completed = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False,
-                                   cwd="/", env=env)
-    except subprocess.TimeoutExpired:
-        return None, b"", "", "`%s` did not finish within %d seconds" % (" ".join(argv), timeout)
-    except OSError as error:
-        return None, b"", "", "`%s` could not be started: %s" % (" ".join(argv), error.strerror or error)
-    return completed.returncode, completed.stdout, completed.stderr.decode("utf-8", "replace").strip(), None
-
-
-def _resolve_binary(containerd_bin):
-    if os.sep in containerd_bin:
-        return containerd_bin if os.access(containerd_bin, os.X_OK) and os.path.isfile(containerd_bin) else None
-    return shutil.which(containerd_bin)
+    return entry["text"], entry["error"] and "%s %s" % (what, entry["error"])
 
 
 def host_root_needs_wrapper(params):
@@ -339,11 +311,11 @@ def gather(params):
     if refusal:
         return None, refusal
     containerd_bin, config_path, dump_file = params["containerd_bin"] or DEFAULT_CONTAINERD, params["config_path"], params["dump_file"]
-    binary = _resolve_binary(containerd_bin)
+    binary = find_executable(containerd_bin)
     evidence = {"containerd_bin": containerd_bin, "config_path": config_path, "version_text": None}
 
     if binary:
-        rc, stdout, _stderr, error = _run([binary, "--version"], params["timeout"])
+        rc, stdout, _stderr, error = run_command([binary, "--version"], params["timeout"])
         if rc == 0 and not error:
             evidence["version_text"] = stdout.decode("utf-8", "replace").strip()
 
@@ -371,7 +343,7 @@ def gather(params):
         return None, "containerd binary '%s' was not found (not in PATH or not executable)" % containerd_bin
     # The node's files are elsewhere: a wrapper given as containerd_bin can run containerd on them.
     env = None if is_node_root(host_root) else dict(os.environ, RUNTIME_GATE_HOST_ROOT=host_root)
-    rc, stdout, stderr, error = _run(argv, params["timeout"], env)
+    rc, stdout, stderr, error = run_command(argv, params["timeout"], env)
     if error:
         return None, error
     if rc != 0:

@@ -84,6 +84,8 @@ attributes:
     description: Leaves the node as it found it.
 notes:
   - Globs follow Go C(filepath.Glob) (sorted, C(*) never crosses C(/)), as containerd expands C(imports).
+  - A relative import glob is resolved as the node's containerd does (C(containerd --version)), from C(/) on
+    1.6.0-1.6.28 and 1.7.0-1.7.15, from the configuration file's directory otherwise.
 seealso:
   - module: gpufleet.runtime_gate.containerd_runtime_config
 """
@@ -133,11 +135,17 @@ writable:
 
 import os
 import shutil
-import subprocess
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._goglob import GlobPatternError, glob
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import (
+    find_executable,
+    import_matches,
+    parse_containerd_version,
+    parse_version,
+    read_text_file,
+    run_command,
+)
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._toml_imports import read_top_level_imports
 
 PLACEHOLDER = "@@CANDIDATE@@"
@@ -146,31 +154,21 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 
 def _read(path):
     """(text, error); text None when the file does not exist."""
-    try:
-        if os.path.getsize(path) > MAX_FILE_BYTES:
-            return None, "%s is larger than %d bytes" % (path, MAX_FILE_BYTES)
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8"), None
-    except FileNotFoundError:
+    entry = read_text_file(path, MAX_FILE_BYTES)
+    if entry["error"] == "does not exist":
         return None, None
-    except (OSError, UnicodeDecodeError) as error:
-        return None, "%s cannot be read: %s" % (path, getattr(error, "strerror", None) or error)
+    return entry["text"], entry["error"] and "%s %s" % (path, entry["error"])
 
 
 def _run(argv, timeout):
-    try:
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False, cwd="/")
-    except subprocess.TimeoutExpired:
-        return {"rc": None, "stdout": "", "stderr": "`%s` did not finish within %d seconds" % (" ".join(argv), timeout)}
-    except OSError as error:
-        return {"rc": None, "stdout": "", "stderr": "`%s` could not be started: %s" % (" ".join(argv), error.strerror or error)}
-    return {"rc": done.returncode, "stdout": done.stdout.decode("utf-8", "replace"), "stderr": done.stderr.decode("utf-8", "replace").strip()}
+    rc, stdout, stderr, error = run_command(argv, timeout)
+    return {"rc": rc, "stdout": stdout.decode("utf-8", "replace"), "stderr": error or stderr}
 
 
-def _binary(containerd_bin):
-    if os.sep in containerd_bin:
-        return containerd_bin if os.path.isfile(containerd_bin) and os.access(containerd_bin, os.X_OK) else None
-    return shutil.which(containerd_bin)
+def _version(binary, timeout):
+    """(``containerd --version`` result, the version as a tuple or None)."""
+    version = _run([binary, "--version"], timeout)
+    return version, parse_version(parse_containerd_version(version["stdout"])) if version["rc"] == 0 else None
 
 
 def _why_not_writable(path):
@@ -196,30 +194,30 @@ def _why_not_writable(path):
     return None
 
 
-def _expand(patterns, cwd):
+def _expand(patterns, importer, version):
+    """Each pattern, as an ``imports`` entry of ``importer``, mapped to the files containerd ``version`` loads for it."""
     globs, errors = {}, []
     for pattern in patterns:
         if pattern in globs:
             continue
-        try:
-            matches = glob(pattern, cwd=cwd) if "*" in pattern else ([pattern] if os.path.lexists(
-                pattern if pattern.startswith("/") else os.path.join(cwd, pattern)) else [])
-            globs[pattern] = [path if path.startswith("/") else os.path.join(cwd, path) for path in matches]
-        except GlobPatternError as error:
+        matches, error = import_matches(pattern, importer, version)
+        if error:
             errors.append("import pattern %r: %s" % (pattern, error))
+        else:
+            globs[pattern] = matches
     return globs, errors
 
 
 def gather(module, binary):
     params = module.params
     config_path = params["config_path"]
-    version = _run([binary, "--version"], params["timeout"])
+    version, version_tuple = _version(binary, params["timeout"])
     root_text, root_error = _read(config_path)
     if root_error:
         module.fail_json(msg="root config " + root_error)
     root_imports, imports_error = (None, None) if root_text is None else read_top_level_imports(root_text)
     patterns = list(root_imports or []) + list(params["patterns"])
-    globs, glob_errors = _expand(patterns, os.path.dirname(config_path))
+    globs, glob_errors = _expand(patterns, config_path, version_tuple)
     if glob_errors:
         module.fail_json(msg="; ".join(glob_errors))
     texts = {}
@@ -244,7 +242,7 @@ def gather(module, binary):
         texts=texts,
         dump=dump,
         writable=dict((path, _why_not_writable(path)) for path in params["write_paths"]),
-        binaries=dict((name, None if _binary(name) else "not an executable file on the node") for name in params["binaries"]),
+        binaries=dict((name, None if find_executable(name) else "not an executable file on the node") for name in params["binaries"]),
     )
 
 
@@ -262,8 +260,9 @@ def validate(module, binary):
         for destination, text in params["files"].items():
             with open(place(destination), "w") as handle:
                 handle.write(text.replace(PLACEHOLDER, tmp))
-        globs, glob_errors = _expand([p.replace(PLACEHOLDER, tmp) for p in params["patterns"]], "/")
         config_path = params["config_path"].replace(PLACEHOLDER, tmp)
+        globs, glob_errors = _expand([p.replace(PLACEHOLDER, tmp) for p in params["patterns"]], config_path,
+                                     _version(binary, params["timeout"])[1])
         dump = _run([binary, "--config", config_path, "config", "dump"], params["timeout"])
     except (OSError, IOError) as error:
         module.fail_json(msg="cannot build the candidate tree in %s: %s" % (tmp, getattr(error, "strerror", None) or error))
@@ -290,7 +289,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    binary = _binary(module.params["containerd_bin"])
+    binary = find_executable(module.params["containerd_bin"])
     if not binary:
         module.fail_json(msg="containerd binary '%s' was not found (not in PATH or not executable)" % module.params["containerd_bin"])
     if module.params["mode"] == "gather":

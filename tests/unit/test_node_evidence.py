@@ -20,7 +20,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_eviden
     walk_imports,
 )
 from support.paths import SHARED_FIXTURES
-from support.tools import require_tool
+from support.tools import require_command, require_tool
 
 
 def write(path, text):
@@ -63,6 +63,31 @@ def test_relative_glob_is_expanded_from_the_config_dir_and_from_the_daemon_cwd(t
     # containerd 1.6.0-1.6.28/1.7.0-1.7.15 pass the pattern to Glob unchanged: resolved from `/`.
     assert expansion["cwd"] == "/"
     assert expansion["matches_from_cwd"] == []
+
+
+def test_probe_resolves_a_relative_glob_by_the_rule_of_the_node_containerd_version(tmp_path):
+    """1.6.0-1.6.28/1.7.0-1.7.15 glob a relative import from `/` (the daemon's cwd); 1.6.29+/1.7.16+ from the config's dir."""
+    from ansible_collections.gpufleet.runtime_gate.plugins.modules import containerd_runtime_config_probe as probe
+
+    root = write(tmp_path / "etc/config.toml", "version = 2\n")
+    from_config_dir = write(tmp_path / "etc/dropins/a.toml", "version = 2\n")
+    from_cwd = write(tmp_path / "dropins/b.toml", "version = 2\n")
+    relative = os.path.relpath(tmp_path / "dropins", "/") + "/*.toml"  # tmp/.../dropins/*.toml: from `/` it is tmp_path's
+    literal = "dropins/a.toml"  # a literal entry joins the config's directory on every version
+
+    _result, node_version = probe._version(require_command("containerd", "containerd"), 60)  # the real binary: 1.6.20
+    assert node_version is not None and node_evidence.relative_globs_from_cwd(node_version)
+    globs, errors = probe._expand([relative, literal], root, node_version)
+    assert (globs, errors) == ({relative: [from_cwd], literal: [from_config_dir]}, [])
+    for old in ((1, 6, 0), (1, 6, 28), (1, 7, 15)):
+        assert probe._expand([relative], root, old)[0] == {relative: [from_cwd]}
+    for new in ((1, 6, 29), (1, 7, 16), (2, 2, 0), None):  # unknown: the current rule
+        assert probe._expand([relative], root, new)[0] == {relative: []}
+    (tmp_path / "etc" / os.path.dirname(relative)).mkdir(parents=True)
+    mirrored = write(tmp_path / "etc" / os.path.dirname(relative) / "c.toml", "version = 2\n")
+    assert probe._expand([relative], root, (1, 7, 16))[0] == {relative: [mirrored]}
+    assert probe._expand(["missing.toml", "[.toml"], root, (1, 7, 16))[0] == {"missing.toml": [], "[.toml": []}
+    assert probe._expand(["*[.toml"], root, (1, 7, 16))[1] != []
 
 
 def test_missing_import_unreadable_imports_and_bad_patterns_are_reported(tmp_path):

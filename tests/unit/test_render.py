@@ -15,7 +15,7 @@ from support.paths import SHARED_FIXTURES
 from support.tools import require_command, require_tool
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import facts_from_dump
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._render import config_target, make_plan
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._render import config_target, make_plan, restore_plan
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._render_proof import (
     PLACEHOLDER,
     candidate_tree,
@@ -294,3 +294,24 @@ def test_a_default_set_through_root_settings_is_caught_in_the_candidates_real_du
                               "no RuntimeClass through it; set containerd_runtimes_allow_default_change: true to do so"]
             assert plan["guard_lines"] == ["DEFAULT_RUNTIME=nvidia", "AFFECTED=all", "NEEDS_RUNTIMECLASS=no",
                                            "BLAST_RADIUS=node"]
+
+
+def test_restore_plan_restores_backups_deletes_created_files_and_says_why_writing_failed():
+    written = {"results": [
+        {"item": {"path": "/etc/containerd/conf.d/99-gpufleet.toml"}, "changed": True},  # created
+        {"item": {"path": "/etc/containerd/config.toml"}, "changed": True, "backup_file": "/etc/containerd/config.toml.1.bak"},
+        {"item": {"path": "/etc/containerd/conf.d/10-same.toml"}, "changed": False},  # untouched
+        {"item": {"path": "/etc/containerd/conf.d/20-broken.toml"}, "changed": False, "failed": True, "msg": "Read-only file system"},
+    ]}
+    plan = restore_plan(written, written)
+    assert plan["restore"] == [
+        {"path": "/etc/containerd/conf.d/99-gpufleet.toml", "backup": None, "delete": True},
+        {"path": "/etc/containerd/config.toml", "backup": "/etc/containerd/config.toml.1.bak", "delete": False},
+    ]
+    assert plan["failure_msg"] == ("containerd_runtimes: writing the proven files failed, every file written was restored: "
+                                   "Read-only file system")
+    # A single task failed (the drop-in directory), nothing was registered yet; no failure given: no message.
+    assert restore_plan({}, {"failed": True, "msg": "Permission denied"}) == {
+        "restore": [], "failure_msg": "containerd_runtimes: writing the proven files failed, every file written was restored: "
+                                      "Permission denied"}
+    assert restore_plan(written)["failure_msg"] is None
