@@ -67,3 +67,13 @@ notes:
 requirements:
   - kubernetes >= 37.0.2 (Python library, on the host that runs the module)
 """
+
+    # Modules that call the API (not the inventory plugin, which takes its options from its config file).
+    REQUEST_TIMEOUT = r"""
+options:
+  request_timeout:
+    description:
+      - Seconds to wait for each API request before failing.
+    type: int
+    default: 30
+"""

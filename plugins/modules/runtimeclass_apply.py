@@ -23,6 +23,7 @@ description:
   - Run it once on the controller (C(run_once) plus C(delegate_to=localhost)).
 extends_documentation_fragment:
   - gpufleet.runtime_gate.k8s_auth_options
+  - gpufleet.runtime_gate.k8s_auth_options.request_timeout
 options:
   runtimeclasses:
     description:
@@ -71,11 +72,6 @@ options:
         (a warning names them). By default such a class is refused.
     type: bool
     default: false
-  request_timeout:
-    description:
-      - Seconds to wait for each API request before failing.
-    type: int
-    default: 30
 attributes:
   check_mode:
     support: full

@@ -21,6 +21,7 @@ description:
   - Run it once per play (C(run_once) plus C(delegate_to=localhost)); the cluster view is the same for every host.
 extends_documentation_fragment:
   - gpufleet.runtime_gate.k8s_auth_options
+  - gpufleet.runtime_gate.k8s_auth_options.request_timeout
 options:
   src:
     description:
@@ -46,11 +47,6 @@ options:
       - How many objects to ask for per list request (C(limit)); the server may return fewer.
     type: int
     default: 500
-  request_timeout:
-    description:
-      - Seconds to wait for each API request before failing.
-    type: int
-    default: 30
 attributes:
   check_mode:
     support: full
