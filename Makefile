@@ -6,7 +6,7 @@ ANSIBLE_PLAYBOOK := $(VENV)/bin/ansible-playbook
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 OUT := out
 
-.PHONY: demo demo-live demo-rollout test sanity system-packages venv clean
+.PHONY: demo demo-live demo-rollout test sanity system-packages components differential venv clean
 
 venv: $(VENV)/.installed
 
@@ -43,8 +43,15 @@ demo-rollout: venv system-packages
 	$(ANSIBLE_PLAYBOOK) -i inventory/example/demo-rollout.yml playbooks/crosscheck.yml \
 	    -e runtime_gate_verdicts_file=$(CURDIR)/$(OUT)/demo-rollout/verdicts.json
 
+# The real third-party binaries the tests run, built once per machine from the Go module proxy with the `go` client
+# into ~/.cache/gpufleet-runtime-gate (tools/build-components prints what it builds and how long it takes; the first
+# run takes about 15 minutes on 2 cores, later runs a second).
+COMPONENTS ?= containerd-1.7 containerd-2.2 containerd-2.3 containerd-2.4 crictl
+components:
+	@tools/build-components $(COMPONENTS)
+
 # pytest exit 5 means no test ran: that is a failure here, never a green run.
-test: venv system-packages
+test: venv system-packages components
 	$(VENV_PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
@@ -59,6 +66,12 @@ sanity: venv system-packages
 BENCHMARK_ARGS ?= --hosts 200
 benchmark: venv system-packages
 	benchmarks/crosscheck_scale $(BENCHMARK_ARGS)
+
+# Generated node config trees x every containerd release: our verdict against the real daemon (tools/differential).
+# `make test` runs 100 trees; this runs DIFFERENTIAL_TREES (1,000) and prints the totals.
+DIFFERENTIAL_TREES ?= 1000
+differential: venv system-packages components
+	$(VENV_PY) tools/differential --trees $(DIFFERENTIAL_TREES)
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache

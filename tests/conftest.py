@@ -18,3 +18,24 @@ if str(REPO_ROOT / "tests") not in sys.path:
 pytest_plugins = ["support.kube_fixtures"]
 
 os.environ.setdefault("ANSIBLE_CONFIG", str(REPO_ROOT / "ansible.cfg"))
+
+
+def pytest_report_header(config):
+    """Every third-party component version the run uses, so a result can be traced to its releases."""
+    del config
+    import json
+    import shutil
+    import subprocess
+
+    lines = []
+    for binary in ("containerd", "kubectl"):
+        path = shutil.which(binary)
+        if path:
+            command = [path, "--version"] if binary == "containerd" else [path, "version", "--client"]
+            output = subprocess.run(command, capture_output=True, text=True, check=False).stdout.strip().splitlines()
+            lines.append(f"{binary} ({path}): {output[0] if output else '?'}")
+    manifest = Path(os.environ.get("RUNTIME_GATE_CACHE") or Path.home() / ".cache" / "gpufleet-runtime-gate") / "bin" / "components.json"
+    built = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
+    lines.append("built from the Go module proxy (tools/build-components): " + (
+        ", ".join(f"{name} {entry['version']}" for name, entry in sorted(built.items())) or "none yet"))
+    return lines

@@ -5,19 +5,27 @@
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import facts_from_evidence
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._controller_paths import resolve_args, runs_on_controller
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("containerd_bin", "config_path", "dump_file", "timeout", "dropin_dirs", "cdi_spec_dirs",
-                             "daemon", "socket", "crictl_bin", "host_root"))
+                             "daemon", "socket", "crictl_bin", "host_root", "containerd_version"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         node = (task_vars or {}).get("inventory_hostname", "?")
+        module_args = dict(self._task.args)
+        if runs_on_controller(self._connection):
+            # The node is the controller: a relative dump file, node root or wrapper is relative to where
+            # ansible-playbook runs, not to the playbook's directory where the module runs (_controller_paths).
+            # config_path, dropin_dirs and cdi_spec_dirs are node paths under host_root: left alone.
+            module_args = resolve_args(module_args, path_args=("dump_file", "host_root", "socket"),
+                                       program_args=("containerd_bin", "crictl_bin"))
         module_result = self._execute_module(
-            module_name="gpufleet.runtime_gate.containerd_facts", module_args=self._task.args, task_vars=task_vars
+            module_name="gpufleet.runtime_gate.containerd_facts", module_args=module_args, task_vars=task_vars
         )
         if module_result.get("failed"):
             module_result["msg"] = f"{node}: {module_result.get('msg', 'containerd facts could not be gathered')}"

@@ -17,6 +17,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_
     facts_from_dump,
     parse_containerd_version,
 )
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._loaded_config_diff import leaves
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._render import make_plan
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._render_proof import (
@@ -84,7 +85,8 @@ class ActionModule(ActionBase):
         dump = gathered.get("dump")
         if dump and dump.get("rc") == 0:
             try:
-                current_facts = facts_from_dump(dump["stdout"], source="command", source_name="the current `config dump`")
+                current_facts = facts_from_dump(dump["stdout"], source="command", source_name="the current `config dump`",
+                                                version_text=containerd_version, version_source=f"`{args['containerd_bin']} --version`")
             except RuntimeGateError as error:
                 notes.append(f"the current configuration cannot be judged: {error}")
         elif dump:
@@ -140,8 +142,11 @@ class ActionModule(ActionBase):
         if candidate_dump.get("rc") != 0:
             return fail(f"containerd {containerd_version} rejects the candidate configuration (`config dump` exit "
                         f"{candidate_dump.get('rc')}): {candidate_dump.get('stderr')}", plan=plan)
+        setting_paths = list(leaves(args["root_settings"] or {})) if args["manage_root_config"] else []
         errors, candidate_facts = judge_candidate(plan, candidate_dump["stdout"], source_name="the candidate's `config dump`",
-                                                  current_facts=current_facts)
+                                                  current_facts=current_facts,
+                                                  current_dump_text=dump["stdout"] if current_facts else None,
+                                                  root_setting_paths=setting_paths)
         if errors:
             return fail("the candidate configuration fails its proof, nothing was written:\n" + "\n".join(errors + plan["guard_lines"]),
                         plan=plan, guard_lines=plan["guard_lines"])

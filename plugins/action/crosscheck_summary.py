@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._controller_paths import controller_path
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._report import report_lines, write_reports
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._summary import (
@@ -34,6 +35,9 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        # Controller paths, relative to where ansible-playbook runs (this process's cwd), shown absolute.
+        for name in ("verdicts_file", "report_dir"):
+            args[name] = controller_path(args[name])
         hostvars = task_vars["hostvars"]
         registered = {host: hostvars[host].get(args["verdict_var"]) for host in args["hosts"]}
         verdicts = collect_verdicts(registered)

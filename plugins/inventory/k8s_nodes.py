@@ -144,7 +144,7 @@ class InventoryModule(BaseInventoryPlugin, Cacheable):
         try:
             with ApiSession(auth_options) as session:
                 node_items = session.list_all("Nodes (v1)", kube_client.CoreV1Api(session.client).list_node,
-                                              DEFAULT_PAGE_SIZE)
+                                              DEFAULT_PAGE_SIZE, list_kind="NodeList")
             nodes = normalise_cluster_objects([], node_items, f"the API server {session.server}")["nodes"]
         except RuntimeGateError as err:
             raise AnsibleParserError(f"{self.NAME} ({path}): cannot build the inventory: {err}") from None

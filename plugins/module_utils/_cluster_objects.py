@@ -16,7 +16,11 @@ raises ``RuntimeGateError`` with one sentence naming the source and the problem.
 import os
 import traceback
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import (
+    RuntimeGateError,
+    cut_text,
+    shown_value,
+)
 
 try:
     import yaml
@@ -81,22 +85,28 @@ def parse_manifest_text(text, source_name):
 
     Refused, each with one message:
 
-    - text with no YAML document at all, and text whose documents hold neither a RuntimeClass nor
-      a Node: pointing at the wrong file must not read as "a cluster without requirements". A file
-      with Nodes and no RuntimeClass is accepted (a cluster may have none, e.g. GPU Operator in
-      NRI-plugin mode deletes them).
+    - text with no YAML document at all, and text whose documents hold neither a RuntimeClass, a
+      Node, a RuntimeClassList/NodeList nor an empty ``List``: pointing at the wrong file must not
+      read as "a cluster without requirements". Zero RuntimeClasses is a real state, though (a new
+      cluster; GPU Operator in NRI-plugin mode deletes them): what ``kubectl get runtimeclass -o yaml``
+      prints for it (``kind: List``, ``items: []``) and a file with Nodes only are accepted.
     - malformed YAML (with line and column), a document that is not a mapping or has no ``kind``.
+    - YAML aliases (``*name``), merge keys that use them included: kubectl never writes them, and a
+      few hundred bytes of them expand into gigabytes once a value is printed or returned. A key
+      given twice in one mapping is refused too (PyYAML would silently keep the last one).
     - a RuntimeClass whose apiVersion is not ``node.k8s.io/v1``: v1beta1 was removed in
       Kubernetes 1.25 and v1alpha1 had another shape, so such a file describes no cluster we check.
     - anything ``normalise_runtimeclass``/``normalise_node`` refuse, and duplicate names.
     """
     if not HAS_YAML:
         raise RuntimeGateError(f"reading {source_name} needs the Python library PyYAML (pip install PyYAML)")
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        documents = [doc for doc in yaml.load_all(text, Loader=loader) if doc is not None]
+        documents = _load_documents(text, source_name)
     except yaml.YAMLError as err:
         raise RuntimeGateError(f"{source_name} is not valid YAML{_yaml_error_position(err)}") from None
+    except ValueError as err:
+        # PyYAML's constructors let a few ValueErrors through (an integer of more than 4300 digits).
+        raise RuntimeGateError(f"{source_name} holds a value that cannot be read: {cut_text(err, 200)}") from None
     if not documents:
         raise RuntimeGateError(
             f"{source_name} is empty: it holds no Kubernetes objects, so it cannot stand for a "
@@ -105,18 +115,104 @@ def parse_manifest_text(text, source_name):
     located = {"RuntimeClass": [], "Node": [], "Pod": [], "Event": []}
     expected_versions = {"RuntimeClass": (RUNTIMECLASS_API_VERSION,), "Node": (NODE_API_VERSION,),
                          "Pod": (POD_API_VERSION,), "Event": EVENT_API_VERSIONS}
+    lists_the_cluster = False
     for doc_number, document in enumerate(documents, start=1):
+        lists_the_cluster = lists_the_cluster or _lists_runtimeclasses_or_nodes(document)
         for location, obj in _objects_in_document(document, f"document {doc_number}", source_name):
             kind = obj.get("kind")
             if kind in located:
                 _require_api_version(obj, expected_versions[kind], location, source_name)
                 located[kind].append((location, obj))
-    if not located["RuntimeClass"] and not located["Node"]:
+    if not located["RuntimeClass"] and not located["Node"] and not lists_the_cluster:
         raise RuntimeGateError(
             f"{source_name} holds no RuntimeClass and no Node object (expected the output of: "
             "kubectl get runtimeclass,node -o yaml)"
         )
     return _normalise_located(located["RuntimeClass"], located["Node"], located["Pod"], located["Event"], source_name)
+
+
+def _lists_runtimeclasses_or_nodes(document):
+    """Whether ``document`` is a RuntimeClassList/NodeList, or the empty ``List`` kubectl prints for a kind with
+    no objects: proof that the file was exported from a cluster, even one without RuntimeClasses."""
+    if not isinstance(document, dict) or not isinstance(document.get("items"), list):
+        return False
+    kind = document.get("kind")
+    return kind in ("RuntimeClassList", "NodeList") or (kind == "List" and not document["items"])
+
+
+def _load_documents(text, source_name):
+    """The YAML documents of ``text`` (empty ones dropped); raises ``yaml.YAMLError`` or ``RuntimeGateError``.
+
+    Each document's node graph is checked for aliases before any value is built from it: an alias makes
+    two places share one node, so a node reached twice is an alias, and nothing has been expanded yet.
+    """
+    loader = _ManifestLoader(text)
+    documents = []
+    try:
+        while loader.check_node():
+            root = loader.get_node()
+            if _first_shared_node(root) is not None:
+                raise RuntimeGateError(f"{source_name} uses a YAML alias ({_first_alias(text)}): aliases are refused, "
+                                       "since kubectl never writes them and a few hundred bytes of them can expand "
+                                       "into gigabytes; write the values out")
+            document = loader.construct_document(root)
+            if document is not None:
+                documents.append(document)
+    finally:
+        loader.dispose()
+    return documents
+
+
+def _first_shared_node(root):
+    """The first node reachable twice from ``root`` (through an alias), else None."""
+    visited = set()
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        if id(node) in visited:
+            return node
+        visited.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            pending.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                pending.extend((key_node, value_node))
+    return None
+
+
+def _first_alias(text):
+    """``*name at line L, column C`` of the first alias in ``text`` (the node graph no longer says where it was)."""
+    for event in yaml.parse(text, Loader=_YAML_LOADER):
+        if isinstance(event, yaml.AliasEvent):
+            mark = event.start_mark
+            return f"*{cut_text(event.anchor, 40)} at line {mark.line + 1}, column {mark.column + 1}"
+    return "an alias"
+
+
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader) if HAS_YAML else object
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _ManifestLoader(_YAML_LOADER):
+    """PyYAML's safe loader (libyaml's when there), refusing a key given twice in one mapping."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            first_seen = {}
+            for key_node, _value_node in node.value:
+                if key_node.tag == _MERGE_TAG:
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    earlier = first_seen.get(key)
+                except TypeError:
+                    continue  # an unhashable key: the base class refuses it with its own message
+                if earlier is not None:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"the key {shown_value(key)} is given twice in one mapping (also at line "
+                        f"{earlier.line + 1}); a reader would silently keep only one", key_node.start_mark)
+                first_seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
 
 
 def normalise_cluster_objects(runtimeclass_objs, node_objs, source_name, pod_objs=(), event_objs=()):
@@ -142,13 +238,13 @@ def normalise_runtimeclass(obj):
     be strings: the API server rejects any other type, so a number or boolean is an error here.
     """
     name = _object_name(obj, "RuntimeClass")
-    what = f"RuntimeClass '{name}'"
+    what = f"RuntimeClass '{cut_text(name)}'"
     handler = obj.get("handler")
     if handler is None:
         raise RuntimeGateError(f"{what} has no 'handler' (required in {RUNTIMECLASS_API_VERSION})")
     if not isinstance(handler, str):
         raise RuntimeGateError(
-            f"{what} has a handler of type {type(handler).__name__} ({handler!r}); it must be a string"
+            f"{what} has a handler of type {type(handler).__name__} ({shown_value(handler)}); it must be a string"
         )
     if not handler:
         raise RuntimeGateError(f"{what} has an empty handler")
@@ -184,7 +280,7 @@ def normalise_node(obj):
     are both off. Callers must then fall back to node-side evidence.
     """
     name = _object_name(obj, "Node")
-    what = f"Node '{name}'"
+    what = f"Node '{cut_text(name)}'"
     metadata = obj.get("metadata") or {}
     status = _mapping_or_empty(obj.get("status"), f"{what}: status")
     handlers = status.get("runtimeHandlers") or []
@@ -193,11 +289,11 @@ def normalise_node(obj):
     runtime_handlers = []
     for handler in handlers:
         if not isinstance(handler, dict):
-            raise RuntimeGateError(f"{what}: status.runtimeHandlers holds a non-mapping entry {handler!r}")
+            raise RuntimeGateError(f"{what}: status.runtimeHandlers holds a non-mapping entry {shown_value(handler)}")
         handler_name = handler.get("name", "")
         if not isinstance(handler_name, str):
-            raise RuntimeGateError(f"{what}: status.runtimeHandlers has a non-string name {handler_name!r}")
-        features = _mapping_or_empty(handler.get("features"), f"{what}: runtime handler '{handler_name}' features")
+            raise RuntimeGateError(f"{what}: status.runtimeHandlers has a non-string name {shown_value(handler_name)}")
+        features = _mapping_or_empty(handler.get("features"), f"{what}: runtime handler '{cut_text(handler_name)}' features")
         runtime_handlers.append({"name": handler_name, "features": dict(features)})
     addresses = status.get("addresses") or []
     if not isinstance(addresses, list) or not all(
@@ -224,8 +320,8 @@ def normalise_pod(obj):
     metadata = obj.get("metadata") or {}
     namespace = metadata.get("namespace") or "default"
     if not isinstance(namespace, str):
-        raise RuntimeGateError(f"Pod '{name}' has a non-string metadata.namespace {namespace!r}")
-    what = f"Pod '{namespace}/{name}'"
+        raise RuntimeGateError(f"Pod '{cut_text(name)}' has a non-string metadata.namespace {shown_value(namespace)}")
+    what = f"Pod '{cut_text(namespace)}/{cut_text(name)}'"
     spec = _mapping_or_empty(obj.get("spec"), f"{what}: spec")
     status = _mapping_or_empty(obj.get("status"), f"{what}: status")
     optional_strings = {}
@@ -279,9 +375,10 @@ def _container_requests(containers, what):
         container_name = container.get("name")
         if not isinstance(container_name, str) or not container_name:
             raise RuntimeGateError(f"{what} item {number} has no name")
-        resources = _mapping_or_empty(container.get("resources"), f"{what} '{container_name}': resources")
+        shown_name = cut_text(container_name)
+        resources = _mapping_or_empty(container.get("resources"), f"{what} '{shown_name}': resources")
         normalised.append({"name": container_name,
-                           "requests": _quantities(resources.get("requests"), f"{what} '{container_name}': resources.requests")})
+                           "requests": _quantities(resources.get("requests"), f"{what} '{shown_name}': resources.requests")})
     return normalised
 
 
@@ -329,7 +426,7 @@ def _normalise_unique(located_objects, normalise, kind, source_name):
         name = f"{normalised['namespace']}/{normalised['name']}" if "namespace" in normalised else normalised["name"]
         if name in by_name:
             earlier = f" (also in {where_seen[name]})" if where_seen[name] else ""
-            raise RuntimeGateError(f"{_where(source_name, location)}: {kind} '{name}' is defined twice{earlier}")
+            raise RuntimeGateError(f"{_where(source_name, location)}: {kind} '{cut_text(name)}' is defined twice{earlier}")
         by_name[name] = normalised
         where_seen[name] = location
     return [by_name[name] for name in sorted(by_name)]
@@ -350,7 +447,7 @@ def _objects_in_document(document, location, source_name):
         return
     items = document.get("items") or []
     if not isinstance(items, list):
-        raise RuntimeGateError(f"{_where(source_name, location)}: {kind} 'items' is not a list")
+        raise RuntimeGateError(f"{_where(source_name, location)}: {cut_text(kind)} 'items' is not a list")
     item_kind = None if kind == "List" else kind[: -len("List")]
     for item_number, item in enumerate(items, start=1):
         item_location = f"{location}, item {item_number}"
@@ -367,10 +464,11 @@ def _require_api_version(obj, expected, location, source_name):
     api_version = obj.get("apiVersion")
     if api_version not in expected:
         name = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
-        label = f"{obj['kind']} '{name}'" if name else f"a {obj['kind']}"
+        name = name if isinstance(name, str) else None
+        label = f"{cut_text(obj['kind'])} '{cut_text(name)}'" if name else f"a {cut_text(obj['kind'])}"
         readable = " or ".join(repr(version) for version in expected)
         raise RuntimeGateError(
-            f"{_where(source_name, location)}: {label} has apiVersion {api_version!r}; only {readable} is "
+            f"{_where(source_name, location)}: {label} has apiVersion {shown_value(api_version)}; only {readable} is "
             "read (re-export it with kubectl get, which prints the served version)"
         )
 
@@ -398,7 +496,7 @@ def _string_map(value, what):
     for key, item in mapping.items():
         if not isinstance(key, str) or not isinstance(item, str):
             raise RuntimeGateError(
-                f"{what} has {key!r}: {item!r}; keys and values must be strings (quote them in YAML)"
+                f"{what} has {shown_value(key)}: {shown_value(item)}; keys and values must be strings (quote them in YAML)"
             )
     return dict(mapping)
 
@@ -408,7 +506,8 @@ def _quantities(value, what):
     quantities = {}
     for resource, amount in mapping.items():
         if isinstance(amount, bool) or not isinstance(amount, (str, int, float)):
-            raise RuntimeGateError(f"{what} has {resource!r}: {amount!r}; a quantity must be a string or number")
+            raise RuntimeGateError(f"{what} has {shown_value(resource)}: {shown_value(amount)}; a quantity must be a "
+                                   "string or number")
         quantities[str(resource)] = str(amount)
     return quantities
 
@@ -427,7 +526,8 @@ def _yaml_type(value):
 
 def _yaml_error_position(err):
     mark = getattr(err, "problem_mark", None)
-    problem = getattr(err, "problem", None) or str(err)
+    # PyYAML's problem text can quote the input (an anchor, a tag): keep it short like every other value shown.
+    problem = cut_text(getattr(err, "problem", None) or str(err), 300)
     if mark is None:
         return f": {problem}"
     return f" at line {mark.line + 1}, column {mark.column + 1}: {problem}"

@@ -17,16 +17,15 @@ import tomllib
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._daemon_view import daemon_view
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import parse_containerd_version  # noqa: F401 (re-exported)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import parse_containerd_version, parse_version
 
-CRI_PLUGIN_V2 = "io.containerd.grpc.v1.cri"
-CRI_RUNTIME_PLUGIN_V3 = "io.containerd.cri.v1.runtime"
-
-# Plugin IDs whose presence in disabled_plugins takes the CRI service down. "cri" is the short ID an
-# unversioned file may use (Docker's containerd.io package ships disabled_plugins = ["cri"]); 1.x
-# dumps print what the files said, 2.x migrates short IDs (PR #10907).
-CRI_PLUGIN_IDS_V2 = frozenset({CRI_PLUGIN_V2, "cri"})
-CRI_PLUGIN_IDS_V3 = frozenset({CRI_PLUGIN_V2, CRI_RUNTIME_PLUGIN_V3, "cri"})
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cri_startup import (
+    CRI_PLUGIN_IDS_V2,
+    CRI_PLUGIN_IDS_V3,
+    CRI_PLUGIN_V2,
+    CRI_RUNTIME_PLUGIN_V3,
+    cri_startup,
+)
 
 # The CRI plugin's built-in default_runtime_name on 1.x and 2.x (DefaultConfig in pkg/cri/config,
 # internal/cri/config). A dump prints it unless the CRI plugin's table is missing altogether.
@@ -87,16 +86,19 @@ def root_config_summary(text, path):
     return summary
 
 
-def facts_from_dump(dump_text, *, source, source_name, containerd_version=None, root_config=None):
+def facts_from_dump(dump_text, *, source, source_name, version_text=None, version_source="the caller", root_config=None):
     """Turn a ``config dump`` text into containerd facts.
 
-    ``source`` is ``"command"`` or ``"file"``; ``source_name`` names the command or file in messages.
+    ``source`` is ``"command"`` or ``"file"``; ``source_name`` names the command or file in messages;
+    ``version_text`` is what the node (or the user) says printed it (``containerd --version`` output or ``1.7.35``),
+    from ``version_source``; without it the release family is inferred from the dump.
     Raises RuntimeGateError for text that is not a usable dump.
     """
     if not dump_text.strip():
         raise RuntimeGateError(f"{source_name} printed nothing (an empty configuration dump)")
     document = parse_toml(dump_text, source_name)
     dump_version = _dump_version(document, source_name)
+    release = release_of(dump_version, version_text, version_source, source_name)
     plugins = _table(document, ("plugins",), source_name, default={})
 
     effective_key, other_key = (
@@ -125,15 +127,22 @@ def facts_from_dump(dump_text, *, source, source_name, containerd_version=None, 
         if not isinstance(plugin, str):
             raise RuntimeGateError(f"{source_name}: disabled_plugins holds {_type_name(plugin)}, expected plugin IDs (strings)")
     cri_ids = CRI_PLUGIN_IDS_V3 if dump_version >= 3 else CRI_PLUGIN_IDS_V2
+    runtimes = {name: _runtime_facts(name, table, effective_key, source_name) for name, table in runtimes_table.items()}
+    startup = cri_startup(document, dump_version, runtimes)
+    for name, runtime in startup["added_runtimes"].items():
+        runtimes[name] = dict(_plain(runtime), created_from_deprecated_table=True)
 
     return {
-        "containerd_version": containerd_version,
+        "containerd_version": release["text"] if release["low"] == release["high"] else None,
+        "containerd_release": release,
+        "version_source": release["source"],
         "dump_version": dump_version,
         "cri_runtime_plugin": effective_key,
-        "default_runtime_name": default_runtime_name or None,
-        "runtimes": {
-            name: _runtime_facts(name, table, effective_key, source_name) for name, table in runtimes_table.items()
-        },
+        # What the CRI plugin uses: the deprecated 1.x default_runtime table renames it to "default". None: unnamed.
+        "default_runtime_name": (startup["default_runtime_name"] if startup["added_runtimes"].get("default") else default_runtime_name) or None,
+        "runtimes": runtimes,
+        "cri_startup": {"errors": startup["errors"], "notes": startup["notes"],
+                        "default_runtime_empty": default_runtime_name == "" and not startup["added_runtimes"].get("default")},
         "ignored_runtimes": {other_key: sorted(ignored_runtimes)} if isinstance(ignored_runtimes, dict) and ignored_runtimes else {},
         "disabled_plugins": [str(plugin) for plugin in disabled_plugins],
         "cri_disabled": any(plugin in cri_ids for plugin in disabled_plugins),
@@ -152,7 +161,44 @@ def _dump_version(document, source_name):
         )
     if isinstance(version, bool) or not isinstance(version, int):
         raise RuntimeGateError(f"{source_name}: version is {_type_name(version)}, expected an integer")
+    if version not in DUMP_RELEASES:
+        raise RuntimeGateError(
+            f"{source_name}: version = {version} is no version `containerd config dump` prints "
+            "(2 on containerd 1.x, 3 on 2.0-2.2, 4 on 2.3 and later), so it is not such an output"
+        )
     return version
+
+
+# The release family each dump version comes from. `config dump` prints the version it migrated to: 1.x always
+# 2 (outputConfig, cmd/containerd/command/config.go @v1.6.20/@v1.7.35); 2.0-2.2 migrate every file to 3
+# (ConfigVersion, version/version.go @v2.2.9); 2.3+ to 4 (PR #12562, @v2.3.4).
+DUMP_RELEASES = {
+    2: ((1, 0, 0), (1, 99, 99), "1.x"),
+    3: ((2, 0, 0), (2, 2, 99), "2.0-2.2"),
+    4: ((2, 3, 0), (2, 99, 99), "2.3 or later"),
+}
+
+
+def release_of(dump_version, version_text, version_source, source_name):
+    """``{"low", "high", "text", "source"}``: the containerd release that printed the dump.
+
+    Exact when the node (or the user, or a version file beside a dump) said which; otherwise the family the dump's
+    version belongs to, never the version of a binary that did not print this dump. A stated version the dump
+    contradicts fails: the dump or the version is another machine's.
+    """
+    family_low, family_high, family_text = DUMP_RELEASES[dump_version]
+    exact = parse_version(parse_containerd_version(version_text) or version_text) if version_text else None
+    if version_text and exact is None:
+        raise RuntimeGateError(f"{version_source} says {version_text[:80]!r}, which names no containerd release")
+    if exact is None:
+        return {"low": list(family_low), "high": list(family_high), "source": "inferred from the dump",
+                "text": f"{family_text} (inferred from the dump's version = {dump_version})"}
+    if not family_low <= exact <= family_high:
+        raise RuntimeGateError(
+            f"{source_name} says version = {dump_version}, which containerd {family_text} prints, but {version_source} "
+            f"says containerd {'.'.join(map(str, exact))}: the dump and the version are not from the same containerd"
+        )
+    return {"low": list(exact), "high": list(exact), "source": version_source, "text": ".".join(map(str, exact))}
 
 
 def _runtime_facts(name, table, plugin_key, source_name):
@@ -214,9 +260,11 @@ def facts_from_evidence(evidence):
         evidence["dump_text"],
         source=evidence["source"],
         source_name=evidence["source_name"],
-        containerd_version=parse_containerd_version(evidence.get("version_text")),
+        version_text=evidence.get("version_text"),
+        version_source=evidence.get("version_source") or "`containerd --version` on the node",
         root_config=root_config_summary(evidence.get("root_config_text"), evidence["config_path"]),
     )
+    facts["files_examined"] = evidence.get("files_examined", True) is not False
     facts["root_config"]["read_error"] = evidence.get("root_config_error")
     # Raw node evidence for the findings, carried as the node sent it (None: not sent); shapes in docs/daemon-view.md.
     for key in EVIDENCE_KEYS:

@@ -121,6 +121,12 @@ def fleet_findings(verdicts, cluster):
     for verdict in judged:
         known_names.update(verdict.get("configured_runtimes") or ())
     pods = (cluster or {}).get("pods") or []
+    context = {
+        "served_anywhere": served_anywhere,
+        "known_names": known_names,
+        "in_use": _names_in_use(judged, cluster or {}),
+        "coverage": _coverage(judged, cluster or {}),
+    }
 
     findings = []
     by_handler = {}
@@ -128,7 +134,7 @@ def fleet_findings(verdicts, cluster):
         by_handler.setdefault(runtimeclass["handler"], []).append(runtimeclass)
     for handler, classes in sorted(by_handler.items()):
         if handler not in served_anywhere:
-            findings.append(_served_nowhere(handler, classes, judged, served_anywhere, known_names, pods))
+            findings.append(_served_nowhere(handler, classes, judged, pods, context))
     for runtimeclass in sorted(runtimeclasses, key=lambda item: item["name"]):
         if runtimeclass.get("node_selector"):
             continue
@@ -146,33 +152,100 @@ def fleet_findings(verdicts, cluster):
     return findings
 
 
-def _served_nowhere(handler, classes, judged, served_anywhere, known_names, pods):
+# Runtime handler names in common use (containerd shims, GPU Operator, Kata, gVisor, Wasm shims): a handler
+# spelt like one of them is a deliberate choice, maybe one that no judged node serves *yet* (a staged rollout),
+# never a typo of a neighbour such as `nvidia` for `nvidia-cdi`.
+WELL_KNOWN_HANDLERS = frozenset((
+    "runc", "crun", "youki", "runsc", "gvisor", "nvidia", "nvidia-cdi", "nvidia-legacy", "nvidia-experimental",
+    "wasmtime", "wasmedge", "wasmer", "spin", "slight", "lunatic", "wws",
+))
+WELL_KNOWN_PREFIXES = ("kata",)  # kata, kata-qemu, kata-clh, kata-fc, kata-qemu-nvidia-gpu, ...
+
+
+def is_well_known_handler(name):
+    """True for a runtime handler name in common use (``runc``, ``nvidia-cdi``, ``kata-qemu``, ``runsc``, ...)."""
+    name = str(name).lower()
+    return name in WELL_KNOWN_HANDLERS or name.startswith(WELL_KNOWN_PREFIXES)
+
+
+def _names_in_use(judged, cluster):
+    """Runtime names that are no typo: configured on a judged node (its loaded configuration's runtimes, its running
+    daemon's), served by a cluster Node (``status.runtimeHandlers``), or the name of a RuntimeClass."""
+    names = set()
+    for verdict in judged:
+        names.update(verdict.get("configured_runtimes") or ())
+        names.update(verdict.get("loaded_runtimes") or ())
+        names.update(verdict.get("daemon_runtimes") or ())
+        names.update(verdict.get("node_runtime_handlers") or ())
+    for node in cluster.get("nodes") or ():
+        for entry in (node or {}).get("runtime_handlers") or ():
+            names.add(entry.get("name") if isinstance(entry, dict) else entry)
+    names.update(runtimeclass.get("name") for runtimeclass in cluster.get("runtimeclasses") or ())
+    names.discard(None)
+    names.discard("")
+    return names
+
+
+def _coverage(judged, cluster):
+    """``(judged cluster Nodes, cluster Node count)``; the count is None when the cluster's Nodes are unknown."""
+    names = {node.get("name") for node in cluster.get("nodes") or () if isinstance(node, dict)}
+    if not names:
+        return 0, None
+    return len(names & {_host_of(verdict) for verdict in judged}), len(names)
+
+
+def _spelling_suggestion(handler, context):
+    """A served (else configured) name the handler is probably a misspelling of, or None.
+
+    Only for a handler nothing vouches for: a name some node configures or serves, a RuntimeClass is named, or
+    in common use is deliberate, even when no judged node serves it (a staged rollout: `nvidia-cdi` is no typo
+    of `nvidia`).
+    """
+    if handler in context["in_use"] or is_well_known_handler(handler):
+        return None
+    closest = (difflib.get_close_matches(handler, sorted(context["served_anywhere"]), n=1, cutoff=0.6)
+               or difflib.get_close_matches(handler, sorted(context["known_names"] - {handler}), n=1, cutoff=0.6))
+    return closest[0] if closest else None
+
+
+def _served_nowhere(handler, classes, judged, pods, context):
     class_names = [runtimeclass["name"] for runtimeclass in classes]
+    classes_text = ", ".join(class_names)
     required_on = sorted(_host_of(verdict) for verdict in judged if handler in (verdict.get("required_handlers") or ()))
-    # Prefer a name some node serves; fall back to one only configured somewhere.
-    closest = (difflib.get_close_matches(handler, sorted(served_anywhere), n=1, cutoff=0.6)
-               or difflib.get_close_matches(handler, sorted(known_names - {handler}), n=1, cutoff=0.6))
+    closest = _spelling_suggestion(handler, context)
+    nodes_judged, node_count = context["coverage"]
+    every_node_judged = node_count is not None and nodes_judged == node_count
     class_pods = [pod for pod in pods if pod.get("runtime_class") in class_names]
     stuck = [pod for pod in class_pods if pod.get("sandbox_failures")]
+    if every_node_judged:
+        nowhere = "no node serves it"
+    elif node_count is None:
+        nowhere = f"no judged node serves it ({len(judged)} judged; the cluster's other nodes are unknown)"
+    else:
+        nowhere = f"no judged node serves it ({nodes_judged} of the cluster's {node_count} nodes judged)"
     message = (
-        f"RuntimeClass {', '.join(class_names)} uses handler {handler!r}, which no checked node loads"
-        + (f" (did you mean `{closest[0]}`?)" if closest else "")
+        f"RuntimeClass {classes_text} uses handler {handler!r}: {nowhere}"
+        + (f" (did you mean `{closest}`?)" if closest else "")
         + (f"; {len(class_pods)} pod(s) use it, {len(stuck)} stuck with FailedCreatePodSandBox." if class_pods else ".")
     )
     if closest:
-        remedy = f"Fix the handler of RuntimeClass {', '.join(class_names)} (probably {closest[0]!r}), or configure {handler!r} on the nodes."
-    else:
+        remedy = f"Fix the handler of RuntimeClass {classes_text} (probably {closest!r}), or configure {handler!r} on the nodes."
+    elif every_node_judged:
         remedy = f"Configure a runtime named {handler!r} in containerd on the nodes that should run these pods, or delete the RuntimeClass."
+    else:
+        remedy = (f"Configure a runtime named {handler!r} in containerd on the nodes that should run these pods; nodes this "
+                  "run did not judge may already serve it (check them before changing the RuntimeClass).")
     evidence = {
         "handler": handler,
         "runtimeclasses": class_names,
         "nodes_checked": len(judged),
+        "cluster_nodes": node_count,
         "required_on": required_on,
         "pods": [_pod_text(pod) for pod in class_pods],
         "sandbox_failures": [f"{pod.get('namespace')}/{pod.get('name')}: {pod['sandbox_failures'][-1]}" for pod in stuck],
     }
     if closest:
-        evidence["closest_loaded"] = closest[0]
+        evidence["closest_loaded"] = closest
     return make_finding("HANDLER_SERVED_NOWHERE", ERROR if required_on or class_pods else WARNING, message, remedy, evidence, [handler])
 
 

@@ -75,8 +75,17 @@ class HostContext:
     def __init__(self, facts, verdict):
         self.facts = facts
         self.verdict = verdict
-        self.version_text = facts.get("containerd_version")
-        self.version = parse_version(self.version_text)
+        release = facts.get("containerd_release") if isinstance(facts.get("containerd_release"), dict) else {}
+        self.release_low = _version_tuple(release.get("low"))
+        self.release_high = _version_tuple(release.get("high"))
+        if self.release_low is None or self.release_high is None:
+            # Facts from before the release was recorded: the exact version or nothing.
+            self.release_low = self.release_high = parse_version(facts.get("containerd_version"))
+        # The exact release when known; rules that need only the family use at_least() and major.
+        self.version = self.release_low if self.release_low == self.release_high else None
+        self.version_text = release.get("text") or facts.get("containerd_version")
+        self.version_source = release.get("source") or facts.get("version_source")
+        self.major = self.release_low[0] if self.release_low and self.release_low[0] == self.release_high[0] else None
         self.files = config_files(facts)
         self.unloaded, self.text_suffixes = unloaded_dropins(facts)
         self.import_globs = import_globs(facts)
@@ -105,9 +114,20 @@ class HostContext:
             names.update(config_file.all_runtime_names())
         return names
 
+    def at_least(self, version):
+        """True when every release this node may run is ``version`` or later, False when none is, None when unknown."""
+        if self.release_low is None:
+            return None
+        if self.release_low >= version:
+            return True
+        if self.release_high < version:
+            return False
+        return None
+
     def evidence(self, **fields):
-        """Evidence fields without the unknown ones, always with the containerd version."""
+        """Evidence fields without the unknown ones, always with the containerd version and where it came from."""
         fields.setdefault("containerd_version", self.version_text)
+        fields.setdefault("version_source", self.version_source)
         return {key: value for key, value in fields.items() if value is not None}
 
     def unmentioned_missing(self):
@@ -161,6 +181,12 @@ class HostContext:
                 if found[0]:
                     return found
         return None, None
+
+
+def _version_tuple(value):
+    if isinstance(value, (list, tuple)) and len(value) == 3 and all(isinstance(part, int) and not isinstance(part, bool) for part in value):
+        return tuple(value)
+    return None
 
 
 def toml_key(*parts):

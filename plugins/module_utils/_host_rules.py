@@ -18,6 +18,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._host_contex
     severity,
     toml_key,
 )
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import shim_binary_name
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._rules_config import import_rules, version_rules
 
 # Every code a host rule can emit (docs/findings.md explains each).
@@ -25,6 +26,7 @@ HOST_CODES = (
     "IMPORT_GLOB_MATCHES_NOTHING", "DROPIN_NOT_IMPORTED", "RELATIVE_IMPORT_GLOB", "CONFD_NOT_IMPORTED", "LEGACY_PLUGIN_KEY",
     "V3_CONFIG_ON_1X", "CRI_TABLE_REPLACED", "MIXED_CONFIG_VERSIONS", "DEFAULT_RUNTIME_UNDEFINED", "DEFAULT_RUNTIME_NOT_RUNC",
     "RUNTIME_TYPE_MISSING", "RUNTIME_BINARY_MISSING", "UNKNOWN_OPTION_KEY", "CDI_SPEC_MISSING", "PENDING_RESTART", "CRI_UNAVAILABLE",
+    "CRI_PLUGIN_FAILS",
 )
 
 # Fields of the runc shim's Options (api/types/runc/options, 1.6–2.x); CRI decodes a runtime's
@@ -46,7 +48,21 @@ def runtime_rules(context):
     default_key = ("plugins", plugin_key, "containerd", "default_runtime_name")
     default_file, default_line = context.last_file_setting(default_key)
     daemon = loaded_daemon_view(context.facts) or {}
-    if context.cri_broken():
+    startup_errors = [error for error in (context.facts.get("cri_startup") or {}).get("errors") or ()
+                      if not error.startswith("default_runtime_name ") or (context.facts.get("cri_startup") or {}).get("default_runtime_empty")]
+    if startup_errors:
+        # What containerd's CRI plugin checks when it starts (_cri_startup; docs/cri-startup.md): the dump loads, the plugin does not.
+        serving = daemon.get("state") == "serving"
+        findings.append(make_finding(
+            "CRI_PLUGIN_FAILS", WARNING if serving else ERROR,
+            "The CRI plugin refuses this configuration, so containerd serves no runtime to the kubelet"
+            + (" once it restarts" if serving else "") + ": " + "; ".join(startup_errors) + ".",
+            "Fix the setting named above and restart containerd; `journalctl -u containerd` shows \"failed to load plugin\" "
+            "with the same cause.",
+            context.evidence(errors=startup_errors, key=toml_key(*default_key)),
+            [] if serving else context.missing,
+        ))
+    elif context.cri_broken():
         # A daemon still serving CRI started from older files: the failure comes with the next restart.
         serving = daemon.get("state") == "serving"
         findings.append(make_finding(
@@ -80,20 +96,26 @@ def _runtime_findings(context, plugin_key, name, runtime):
     key = toml_key("plugins", plugin_key, "containerd", "runtimes", name)
     if not runtime.get("runtime_type"):
         file, line = context.runtime_location(name)
+        # An empty runtime_type names no shim: the handler is listed, every sandbox of it fails (not served).
         findings.append(make_finding(
-            "RUNTIME_TYPE_MISSING", WARNING,
-            f"Runtime {name!r} has no runtime_type, so containerd does not know which shim to start for it.",
+            "RUNTIME_TYPE_MISSING", ERROR if name in context.missing else WARNING,
+            f"Runtime {name!r} has no runtime_type, so containerd does not know which shim to start for it: "
+            "every pod of this handler fails.",
             f"Set runtime_type = \"io.containerd.runc.v2\" (or the runtime's own shim type) in [{key}].",
             context.evidence(file=file, line=line, key=f"{key}.runtime_type", runtime=name), [name],
         ))
     binary = runtime_binary_problem(context.facts, runtime)
     if binary:
-        file, line = context.runtime_location(name, "options", "BinaryName")
+        setting = ("options", "BinaryName") if binary["role"] == "BinaryName" else ("runtime_type",)
+        file, line = context.runtime_location(name, *setting)
+        what = {"BinaryName": "runs", "runc": "runs (no BinaryName)", "shim": "needs the shim"}[binary["role"]]
         findings.append(make_finding(
             "RUNTIME_BINARY_MISSING", ERROR,
-            f"Runtime {name!r} runs {runtime['binary_name']!r}, which {binary} on the node, so its pods cannot start.",
-            f"Install {runtime['binary_name']} (for NVIDIA: the NVIDIA Container Toolkit) or fix BinaryName in [{key}.options].",
-            context.evidence(file=file, line=line, key=f"{key}.options.BinaryName", runtime=name, binary=runtime["binary_name"]),
+            f"Runtime {name!r} {what} {binary['binary']!r}, which {binary['problem']} on the node, so its pods cannot start.",
+            f"Install {binary['binary']} (for NVIDIA: the NVIDIA Container Toolkit) or fix "
+            + (f"BinaryName in [{key}.options]." if binary["role"] == "BinaryName" else f"runtime_type in [{key}]."),
+            context.evidence(file=file, line=line, key=f"{key}.{'.'.join(setting)}", runtime=name, binary=binary["binary"],
+                             binary_role=binary["role"]),
             [name],
         ))
     for option, file, line in _unknown_options(context, name, runtime):
@@ -133,23 +155,33 @@ def _unknown_options(context, name, runtime):
 
 
 def runtime_binary_problem(facts, runtime):
-    """Why a runtime's ``BinaryName`` cannot run ("does not exist", "is not executable"), or None.
+    """What keeps a runtime's pods from starting on the node, or None: ``{"binary", "role", "problem"}``.
 
-    None as well when the node sent no ``binaries`` evidence for it (unknown is not reported as missing), and
-    for a dump read from ``dump_file``: a captured dump may come from another machine than the one whose
-    binaries were stat'ed (the demo fleet judges every node's dump on one host).
+    The files a sandbox of the runtime needs: its ``BinaryName`` (else ``runc``, for a runc runtime) and the shim its
+    ``runtime_type`` names (``io.containerd.kata.v2`` → ``containerd-shim-kata-v2``, runtime/v2/shim/util.go). ``problem``
+    is "does not exist" or "is not executable". None as well when the node sent no ``binaries`` evidence for them:
+    unknown is not reported as missing (a dump judged by itself, with no host root, examined no file).
     """
-    if facts.get("source") == "file":
-        return None
     binaries = facts.get("binaries")
-    name = runtime.get("binary_name")
-    if not name or not isinstance(binaries, dict) or not isinstance(binaries.get(name), dict):
+    if not isinstance(binaries, dict):
         return None
-    stat = binaries[name]
-    if not stat.get("exists"):
-        return "does not exist"
-    if not stat.get("executable"):
-        return "is not executable"
+    runtime_type = runtime.get("runtime_type") or ""
+    needed = []
+    if runtime.get("binary_name"):
+        needed.append((runtime["binary_name"], "BinaryName"))
+    elif runtime_type == "io.containerd.runc.v2":
+        needed.append(("runc", "runc"))
+    shim = shim_binary_name(runtime_type) if runtime_type else None
+    if shim:
+        needed.append((shim, "shim"))
+    for name, role in needed:
+        stat = binaries.get(name)
+        if not isinstance(stat, dict):
+            continue
+        if not stat.get("exists"):
+            return {"binary": name, "role": role, "problem": "does not exist"}
+        if not stat.get("executable"):
+            return {"binary": name, "role": role, "problem": "is not executable"}
     return None
 
 

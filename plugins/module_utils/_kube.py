@@ -4,6 +4,10 @@ Controller side. ``list_cluster_objects(options)`` takes a plain dict of the ``A
 options, so modules and the CLI ``bin/rc-crosscheck`` share it. Every failure is a
 ``KubeAccessError`` whose message says what was asked, of which server, and what came back; no
 token, client key or kubeconfig content ever appears in it.
+
+Every run is bounded (docs/security.md): each request has a deadline for its whole answer, each list a
+page budget and a time budget (``LIMIT_ARG_SPEC``), and an answer counts only when it is a well-formed
+list of the kind asked for.
 """
 
 import email.utils
@@ -11,6 +15,7 @@ import json
 import math
 import os
 import re
+import threading
 import time
 import traceback
 import warnings
@@ -22,7 +27,11 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_obj
     SANDBOX_FAILURE_REASON,
     normalise_cluster_objects,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import (
+    RuntimeGateError,
+    cut_text,
+    shown_value,
+)
 
 try:
     import urllib3
@@ -60,6 +69,22 @@ AUTH_ARG_SPEC = {
 
 DEFAULT_PAGE_SIZE = 500
 DEFAULT_REQUEST_TIMEOUT = 30
+# request_timeout bounds each read of the socket, so a server that sends a byte now and then never times out.
+# These bound the whole: one request's answer, and one list however many pages it has. The defaults are far
+# above what a healthy cluster needs (a 500-object page arrives in well under a second).
+DEFAULT_REQUEST_DEADLINE = 120
+DEFAULT_LIST_PAGE_BUDGET = 1000
+DEFAULT_LIST_TIME_BUDGET = 600
+LIMIT_ARG_SPEC = {
+    "request_deadline": {"type": "int", "default": DEFAULT_REQUEST_DEADLINE,
+                         "fallback": (env_fallback, ["RUNTIME_GATE_REQUEST_DEADLINE"])},
+    "list_page_budget": {"type": "int", "default": DEFAULT_LIST_PAGE_BUDGET,
+                         "fallback": (env_fallback, ["RUNTIME_GATE_LIST_PAGE_BUDGET"])},
+    "list_time_budget": {"type": "int", "default": DEFAULT_LIST_TIME_BUDGET,
+                         "fallback": (env_fallback, ["RUNTIME_GATE_LIST_TIME_BUDGET"])},
+}
+# A server's Status message is shown, but a hostile or broken server must not make it megabytes long.
+MAX_SERVER_MESSAGE_CHARS = 300
 # 429 (API Priority and Fairness): wait as Retry-After asks, a few times, a few seconds each; a run
 # scheduled nightly is better failed with a clear message than stalled behind an overloaded server.
 THROTTLE_RETRIES = 3
@@ -172,29 +197,64 @@ def build_api_client(options):
     return api_client
 
 
+def resolve_limits(limits=None, environ=None):
+    """``{"request_deadline", "list_page_budget", "list_time_budget"}``: the values given in ``limits``, else
+    ``RUNTIME_GATE_<NAME>`` from the environment, else the defaults. Raises ``KubeAccessError`` for a value
+    that is not a positive number, naming the option or variable it came from."""
+    environ = os.environ if environ is None else environ
+    resolved = {}
+    for name, spec in LIMIT_ARG_SPEC.items():
+        variable = spec["fallback"][1][0]
+        value, origin = (limits or {}).get(name), name
+        if value is None and environ.get(variable):
+            value, origin = environ[variable], variable
+        if value is None:
+            value = spec["default"]
+        resolved[name] = _positive_number(value, origin, whole=name == "list_page_budget")
+    return resolved
+
+
+def _positive_number(value, origin, whole):
+    try:
+        number = int(value) if whole else float(value)
+    except (TypeError, ValueError, OverflowError):
+        number = None
+    if isinstance(value, bool) or number is None or not 0 < number < float("inf"):
+        unit = "whole number of pages" if whole else "number of seconds"
+        raise KubeAccessError(f"{origin} must be a positive {unit}, not {shown_value(value)}")
+    return number
+
+
 def list_cluster_objects(options, include_nodes=False, page_size=DEFAULT_PAGE_SIZE,
-                         request_timeout=DEFAULT_REQUEST_TIMEOUT, include_pods=False):
+                         request_timeout=DEFAULT_REQUEST_TIMEOUT, include_pods=False, request_deadline=None,
+                         list_page_budget=None, list_time_budget=None):
     """List node.k8s.io/v1 RuntimeClasses (and core/v1 Nodes, Pods) with ``limit``/``continue`` pagination.
 
     Returns ``{"runtimeclasses": [...], "nodes": [...], "pods": [...], "server": "https://host:port",
     "api_requests": <HTTP requests sent>}``; items normalised by ``_cluster_objects``
     (``nodes``/``pods`` are ``[]`` unless asked for). Pods come with their ``FailedCreatePodSandBox``
     Events, listed cluster-wide with a field selector: a fixed number of lists, whatever the fleet size.
+    The limits left None come from ``RUNTIME_GATE_*`` or their defaults (``resolve_limits``).
     Raises ``KubeAccessError``.
     """
     if not isinstance(page_size, int) or isinstance(page_size, bool) or page_size < 1:
-        raise KubeAccessError(f"page_size must be a whole number of at least 1, not {page_size!r}")
-    with ApiSession(options, request_timeout) as session:
+        raise KubeAccessError(f"page_size must be a whole number of at least 1, not {shown_value(page_size)}")
+    limits = {"request_deadline": request_deadline, "list_page_budget": list_page_budget,
+              "list_time_budget": list_time_budget}
+    with ApiSession(options, request_timeout, limits=limits) as session:
         core = kube_client.CoreV1Api(session.client)
         runtimeclass_items = session.list_all(
-            "RuntimeClasses (node.k8s.io/v1)", kube_client.NodeV1Api(session.client).list_runtime_class, page_size)
-        node_items = session.list_all("Nodes (v1)", core.list_node, page_size) if include_nodes else []
+            "RuntimeClasses (node.k8s.io/v1)", kube_client.NodeV1Api(session.client).list_runtime_class, page_size,
+            list_kind="RuntimeClassList")
+        node_items = session.list_all("Nodes (v1)", core.list_node, page_size,
+                                      list_kind="NodeList") if include_nodes else []
         pod_items, event_items = [], []
         if include_pods:
-            pod_items = session.list_all("Pods (v1, all namespaces)", core.list_pod_for_all_namespaces, page_size)
+            pod_items = session.list_all("Pods (v1, all namespaces)", core.list_pod_for_all_namespaces, page_size,
+                                         list_kind="PodList")
             event_items = session.list_all(
                 f"Events (v1, all namespaces, reason={SANDBOX_FAILURE_REASON})", core.list_event_for_all_namespaces,
-                page_size, field_selector=f"reason={SANDBOX_FAILURE_REASON}")
+                page_size, list_kind="EventList", field_selector=f"reason={SANDBOX_FAILURE_REASON}")
     cluster_objects = normalise_cluster_objects(runtimeclass_items, node_items, f"the API server {session.server}",
                                                 pod_objs=pod_items, event_objs=event_items)
     return dict(cluster_objects, server=session.server, api_requests=session.api_requests)
@@ -204,11 +264,14 @@ class ApiSession:
     """One API client for a few calls: every request counted, throttling retried, every failure a ``KubeAccessError``.
 
     Use as a context manager; ``request(asked, call, **kwargs)`` returns the answer's JSON object.
+    ``limits`` as ``resolve_limits`` takes them (None: environment, then defaults).
     """
 
-    def __init__(self, options, request_timeout=DEFAULT_REQUEST_TIMEOUT, sleep=time.sleep):
+    def __init__(self, options, request_timeout=DEFAULT_REQUEST_TIMEOUT, sleep=time.sleep, limits=None):
         if not isinstance(request_timeout, (int, float)) or isinstance(request_timeout, bool) or request_timeout <= 0:
-            raise KubeAccessError(f"request_timeout must be a positive number of seconds, not {request_timeout!r}")
+            raise KubeAccessError(
+                f"request_timeout must be a positive number of seconds, not {shown_value(request_timeout)}")
+        self.limits = resolve_limits(limits)
         self.client = build_api_client(options)
         self.server = self.client.configuration.host
         self.request_timeout = request_timeout
@@ -228,38 +291,61 @@ class ApiSession:
         self._warnings.__exit__(*exc_info)
         self.client.close()
 
-    def list_all(self, what, list_call, page_size, **selectors):
-        """Every item of a list, page by page; an expired continue token (410) restarts the list once."""
+    def list_all(self, what, list_call, page_size, *, list_kind, **selectors):
+        """Every item of a list of kind ``list_kind`` (``RuntimeClassList``...), page by page.
+
+        An expired continue token (410) restarts the list once. Each page must be a well-formed ``list_kind``;
+        the list must end within ``list_page_budget`` pages and ``list_time_budget`` seconds, and a continue
+        token the server already sent fails it at once (it would loop for ever).
+        """
         asked = f"listing {what} from {self.server}"
+        page_budget, time_budget = self.limits["list_page_budget"], self.limits["list_time_budget"]
+        list_deadline = (time.monotonic() + time_budget, time_budget)
         items = []
         continue_token = None
         restarted = False
+        page_of_token = {}
+        pages = 0
         while True:
+            if pages >= page_budget:
+                raise KubeAccessError(
+                    f"{asked} failed: the list did not end within {page_budget} pages (list_page_budget); the server "
+                    "keeps sending continue tokens: raise page_size or list_page_budget if the cluster really is that "
+                    "large", self.server)
+            pages += 1
             try:
-                page = self.request(asked, list_call, limit=page_size, _continue=continue_token, **selectors)
+                page = self.request(asked, list_call, limit=page_size, _continue=continue_token,
+                                    list_deadline=list_deadline, **selectors)
             except KubeAccessError as err:
                 # 410: the continue token expired mid-list; start over once for a consistent list.
                 if err.http_status == 410 and continue_token and not restarted:
-                    restarted, items, continue_token = True, [], None
+                    restarted, items, continue_token, page_of_token = True, [], None, {}
                     continue
                 raise
-            page_items = page.get("items") or []
-            if not isinstance(page_items, list):
-                raise KubeAccessError(f"{asked} failed: the answer's 'items' is not a list", self.server)
-            items.extend(page_items)
+            problem = _list_shape_problem(page, list_kind)
+            if problem:
+                raise KubeAccessError(f"{asked} failed: {problem}", self.server)
+            items.extend(page["items"])
             next_token = (page.get("metadata") or {}).get("continue")
             if not next_token:
                 return items
-            if next_token == continue_token:
-                raise KubeAccessError(f"{asked} failed: the server repeated the same continue token", self.server)
+            if next_token in page_of_token:
+                raise KubeAccessError(
+                    f"{asked} failed: page {pages} carries a continue token the server already sent on page "
+                    f"{page_of_token[next_token]}: the list would never end", self.server)
+            page_of_token[next_token] = pages
             continue_token = next_token
 
-    def request(self, asked, call, *args, **kwargs):
-        """``call(*args, **kwargs)`` as raw JSON; 429 is retried as Retry-After asks, at most THROTTLE_RETRIES times."""
+    def request(self, asked, call, *args, list_deadline=None, **kwargs):
+        """``call(*args, **kwargs)`` as raw JSON; 429 is retried as Retry-After asks, at most THROTTLE_RETRIES times.
+
+        The whole answer must arrive within ``request_deadline`` seconds, and before ``list_deadline``
+        (``(monotonic time, list_time_budget)``) when the request is a page of a list.
+        """
         waited = 0
         for attempt in range(THROTTLE_RETRIES + 1):
             try:
-                return self._request_once(asked, call, args, kwargs)
+                return self._request_once(asked, call, args, kwargs, list_deadline)
             except _Throttled as throttled:
                 if throttled.retry_after > MAX_RETRY_AFTER:
                     raise self._error(asked, 429, throttled.reason, throttled.body,
@@ -274,11 +360,32 @@ class ApiSession:
                 waited += throttled.retry_after
         raise AssertionError("unreachable")
 
-    def _request_once(self, asked, call, args, kwargs):
+    def _request_once(self, asked, call, args, kwargs, list_deadline):
+        seconds_allowed, out_of_time = self._time_allowed(asked, list_deadline)
         self.api_requests += 1
+        # request_timeout applies per socket read; only a thread of its own can bound the whole answer. When it is
+        # given up on, its connection is shut down if the answer had begun (headers read), so the thread ends now;
+        # else the thread ends at the server's next stop or request_timeout, and holds nothing the caller needs.
+        outcome = {}
+
+        def fetch():
+            try:
+                response = call(*args, _preload_content=False, _request_timeout=self.request_timeout, **kwargs)
+                outcome["response"] = response
+                outcome["body"] = _read_whole(response)
+            except BaseException as err:  # pylint: disable=broad-except
+                outcome["error"] = err  # raised again in the caller's thread, which describes it
+
+        worker = threading.Thread(target=fetch, name="runtime-gate-api-request", daemon=True)
+        worker.start()
+        worker.join(seconds_allowed)
+        if worker.is_alive():
+            _abandon(outcome.get("response"))
+            raise KubeAccessError(out_of_time, self.server)
         try:
-            response = call(*args, _preload_content=False, _request_timeout=self.request_timeout, **kwargs)
-            body = response.data
+            if "error" in outcome:
+                raise outcome["error"]
+            body = outcome["body"]
         except ApiException as err:
             if err.status == 429:
                 raise _Throttled(_retry_after_seconds(err.headers), err.reason, err.body) from None
@@ -297,6 +404,20 @@ class ApiSession:
         if not isinstance(answer, dict):
             raise KubeAccessError(f"{asked} failed: the answer is not a Kubernetes object or list", self.server)
         return answer
+
+    def _time_allowed(self, asked, list_deadline):
+        """``(seconds the next request may take, the message when they run out)``; raises when none are left."""
+        deadline = self.limits["request_deadline"]
+        out_of_deadline = (f"{asked} failed: the whole answer did not arrive within {_seconds(deadline)} s "
+                           "(request_deadline; request_timeout bounds each read only)")
+        if list_deadline is None:
+            return deadline, out_of_deadline
+        give_up_at, time_budget = list_deadline
+        out_of_budget = f"{asked} failed: the list was not read whole within {_seconds(time_budget)} s (list_time_budget)"
+        left = give_up_at - time.monotonic()
+        if left <= 0:
+            raise KubeAccessError(out_of_budget, self.server)
+        return (left, out_of_budget) if left < deadline else (deadline, out_of_deadline)
 
     def _error(self, asked, status, reason, body, explanation=None):
         if not status:
@@ -331,6 +452,74 @@ class ApiSession:
         return text
 
 
+def _read_whole(response):
+    """The whole body of a urllib3 response, read in chunks (a thread bounds how long that may take)."""
+    chunks = []
+    while True:
+        chunk = response.read(64 * 1024)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _abandon(response):
+    """Shut the connection of an answer given up on, so the thread still reading it ends now."""
+    if response is None:
+        return
+    try:
+        response.shutdown()  # urllib3 2.3+: unblocks a read in progress in another thread
+    except (AttributeError, NotImplementedError, OSError, RuntimeError, ValueError):
+        pass  # older urllib3, or already released: the thread ends at the server's next stop or request_timeout
+
+
+def _list_shape_problem(page, list_kind):
+    """What makes ``page`` (a JSON object) something other than a well-formed ``list_kind``, else None.
+
+    An HTTP 200 answer can still be a Status, another kind's list or an object without items (a proxy,
+    a broken aggregated API): counting it as an empty list would judge every node against no RuntimeClass.
+    """
+    kind = page.get("kind")
+    if kind is None:
+        return f"the answer has no 'kind', expected a {list_kind}"
+    if kind == "Status":
+        status = page.get("status")
+        text = f"the answer is a Status ({cut_text(status) if isinstance(status, str) and status else 'no status'}), " \
+               f"not a {list_kind}"
+        message = page.get("message")
+        return text + (f": {cut_text(message, MAX_SERVER_MESSAGE_CHARS)}" if message else "")
+    if kind != list_kind:
+        shown = cut_text(kind) if isinstance(kind, str) else f"object of kind {shown_value(kind)}"
+        return f"the answer is a {shown}, not a {list_kind}"
+    if "items" not in page:
+        return f"the {list_kind} has no 'items'"
+    items = page["items"]
+    if not isinstance(items, list):
+        return f"the {list_kind}'s 'items' is {_json_type(items, article=True)}, not a list"
+    for number, item in enumerate(items, start=1):
+        if not isinstance(item, dict):
+            return f"the {list_kind}'s item {number} is {_json_type(item, article=True)}, not a mapping"
+    metadata = page.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        return f"the {list_kind}'s 'metadata' is {_json_type(metadata, article=True)}, not a mapping"
+    token = (metadata or {}).get("continue")
+    if token is not None and not isinstance(token, str):
+        return f"the {list_kind}'s 'metadata.continue' is {_json_type(token, article=True)}, not a string"
+    return None
+
+
+def _json_type(value, article=False):
+    if value is None:
+        return "null"
+    name = ("boolean" if isinstance(value, bool) else "number" if isinstance(value, (int, float))
+            else "string" if isinstance(value, str) else "list" if isinstance(value, list)
+            else "mapping" if isinstance(value, dict) else type(value).__name__)
+    return f"a {name}" if article else name
+
+
+def _seconds(value):
+    return f"{value:g}"
+
+
 class _Throttled(Exception):
     def __init__(self, retry_after, reason, body):
         super().__init__(reason)
@@ -360,7 +549,7 @@ def _status_message(body):
         first_line = str(body).strip().splitlines()[0] if str(body).strip() else ""
         return first_line[:200] or None
     if isinstance(status, dict) and status.get("message"):
-        return str(status["message"])
+        return cut_text(status["message"], MAX_SERVER_MESSAGE_CHARS)
     return None
 
 

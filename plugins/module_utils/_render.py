@@ -24,8 +24,11 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._toml_write 
 
 DEFAULT_RUNTIME_TYPE = "io.containerd.runc.v2"
 # RuntimeClass.handler must be a DNS-1123 label (node/v1 validation), so a runtime named otherwise can
-# never be selected by a RuntimeClass.
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+# never be selected by a RuntimeClass. Used with fullmatch: "$" alone also matches before a trailing newline.
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+# The drop-in's file name: what `ls` shows plainly (no dot file, no space, no control character).
+_DROPIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\.toml")
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
 _VERSION = re.compile(r"^(\d+)\.(\d+)")
 MANAGED_HEADER = "# Managed by the gpufleet.runtime_gate.containerd_runtimes role: changes here are overwritten.\n"
 
@@ -43,6 +46,52 @@ def config_target(containerd_version):
     return 4, CRI_RUNTIME_PLUGIN_V3
 
 
+def server_settings_for_v4(settings):
+    """Top-level ``grpc``/``ttrpc``/``debug``/``metrics`` settings moved to their version 4 plugin tables.
+
+    containerd 2.3+ reads those top-level tables only in files below version 4 (``serviceMigrate`` in
+    ``cmd/containerd/server/config/config.go`` @v2.3.4); in a version 4 file they are ignored, and the socket silently
+    moves back to the default. The same moves as containerd's own migration, so the loaded configuration stays the same.
+    """
+    settings = copy.deepcopy(settings)
+    plugins = settings.setdefault("plugins", {})
+    grpc = settings.pop("grpc", None) or {}
+    ttrpc = settings.pop("ttrpc", None) or {}
+    debug = settings.pop("debug", None) or {}
+    metrics = settings.pop("metrics", None) or {}
+    tcp_keys = {"tcp_address": "address", "tcp_tls_ca": "tls_ca", "tcp_tls_cert": "tls_cert", "tcp_tls_key": "tls_key",
+                "tcp_tls_common_name": "tls_common_name"}
+    grpc_table = {key: value for key, value in grpc.items() if key not in tcp_keys}
+    if grpc_table:
+        plugins.setdefault("io.containerd.server.v1.grpc", grpc_table)
+    tcp_table = {tcp_keys[key]: value for key, value in grpc.items() if key in tcp_keys}
+    if tcp_table.get("address"):
+        for key in ("max_recv_message_size", "max_send_message_size"):
+            if key in grpc:
+                tcp_table[key] = grpc[key]
+        plugins.setdefault("io.containerd.server.v1.grpc-tcp", tcp_table)
+    if not ttrpc.get("address") and grpc.get("address"):
+        ttrpc = dict(ttrpc, address=grpc["address"] + ".ttrpc")
+        for key in ("uid", "gid"):
+            if not ttrpc.get(key) and grpc.get(key):
+                ttrpc[key] = grpc[key]
+    if ttrpc:
+        plugins.setdefault("io.containerd.server.v1.ttrpc", ttrpc)
+    debug_address = {key: value for key, value in debug.items() if key in ("address", "uid", "gid")}
+    if debug_address.get("address"):
+        plugins.setdefault("io.containerd.server.v1.debug", debug_address)
+        debug = {key: value for key, value in debug.items() if key not in debug_address}
+    if debug:
+        settings["debug"] = debug  # level and format stay top-level in version 4
+    if metrics.get("grpc_histogram"):
+        plugins.setdefault("io.containerd.metrics.v1.grpc-prometheus", {"grpc_histogram": metrics["grpc_histogram"]})
+    if metrics.get("address"):
+        plugins.setdefault("io.containerd.server.v1.metrics", {"address": metrics["address"]})
+    if not plugins:
+        settings.pop("plugins")
+    return settings
+
+
 def cri_key_for(config_version):
     """The plugin key runtimes live under in a file of ``config_version`` (2: grpc.v1.cri, 3/4: cri.v1.runtime)."""
     return CRI_PLUGIN_V2 if config_version <= 2 else CRI_RUNTIME_PLUGIN_V3
@@ -53,7 +102,7 @@ def runtime_name_errors(runtimes):
     seen = set()
     for runtime in runtimes:
         name = runtime.get("name")
-        if not isinstance(name, str) or len(name) > 63 or not _DNS_LABEL.match(name):
+        if not isinstance(name, str) or len(name) > 63 or not _DNS_LABEL.fullmatch(name):
             errors.append(
                 f"containerd_runtimes_runtimes: runtime name {name!r} is not a DNS-1123 label (lower-case a-z, 0-9, '-', "
                 "at most 63 characters, starting and ending alphanumeric): no RuntimeClass handler could select it"
@@ -62,6 +111,22 @@ def runtime_name_errors(runtimes):
             errors.append(f"containerd_runtimes_runtimes: runtime {name!r} is listed twice")
         seen.add(name)
     return errors
+
+
+def _dropin_dir_errors(dropin_dir, root_path):
+    """The drop-in holds runtimes containerd runs as root: it belongs with the root config, under its directory.
+
+    A directory elsewhere (/etc/cron.d, ~/.ssh) would have the role write a file another program reads; '..' is
+    resolved first, so /etc/containerd/../cron.d is as far out as /etc/cron.d.
+    """
+    if not dropin_dir.startswith("/") or not root_path.startswith("/"):
+        return []  # relative paths are refused with their own message
+    config_dir = posixpath.dirname(posixpath.normpath(root_path))
+    resolved = posixpath.normpath(dropin_dir)
+    if resolved == config_dir or resolved.startswith(config_dir.rstrip("/") + "/"):
+        return []
+    return [f"containerd_runtimes_dropin_dir {dropin_dir!r} is outside {config_dir}, the directory of the root config "
+            f"{root_path}: the role writes its drop-in only there or below (for example {config_dir}/conf.d)"]
 
 
 def runtime_table(runtime):
@@ -183,8 +248,13 @@ def make_plan(
         if not path.startswith("/"):
             errors.append(f"{name} {path!r} is relative: containerd 1.6.0-1.6.28 and 1.7.0-1.7.15 resolve relative "
                           "globs against the daemon's working directory, so it must be absolute")
-    if "/" in dropin_name or not dropin_name.endswith(".toml"):
-        errors.append(f"containerd_runtimes_dropin_name {dropin_name!r} must be a plain file name ending in .toml")
+        elif _CONTROL_CHARACTER.search(path):
+            errors.append(f"{name} {path!r} holds a control character (a newline, a tab...): no containerd "
+                          "configuration path has one")
+    errors.extend(_dropin_dir_errors(dropin_dir, root_path))
+    if not _DROPIN_NAME.fullmatch(dropin_name):
+        errors.append(f"containerd_runtimes_dropin_name {dropin_name!r} must be a plain file name ending in .toml "
+                      "(letters, digits, '.', '_' and '-', not starting with '.')")
     try:
         config_version, _binary_key = config_target(containerd_version)
     except RuntimeGateError as error:
@@ -203,6 +273,8 @@ def make_plan(
     # The root file: owned (rendered whole) or the node's own (only an import may be added).
     if manage_root_config:
         settings = {k: v for k, v in (root_settings or {}).items() if k not in ("version", "imports")}
+        if config_version >= 4:
+            settings = server_settings_for_v4(settings)
         kept_imports = [entry for entry in (root_settings or {}).get("imports", []) if isinstance(entry, str)]
         root_document = {"version": config_version, **settings, "imports": kept_imports + [import_pattern]}
         try:

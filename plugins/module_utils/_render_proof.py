@@ -12,9 +12,12 @@ import tomllib
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import (
     BUILTIN_DEFAULT_RUNTIME,
+    CRI_PLUGIN_V2,
+    CRI_RUNTIME_PLUGIN_V3,
     facts_from_dump,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._loaded_config_diff import differences, named_by_plan
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._render import default_change_error
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._toml_write import set_imports
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import served_runtimes
@@ -27,7 +30,7 @@ def _set_options(options):
     return {key: value for key, value in (options or {}).items() if value not in ("", 0, False, None, [], {})}
 
 
-def judge_candidate(plan, dump_text, *, source_name, current_facts=None):
+def judge_candidate(plan, dump_text, *, source_name, current_facts=None, current_dump_text=None, root_setting_paths=()):
     """Errors (empty: proven) for the real ``config dump`` of the candidate tree.
 
     Required: every requested runtime loaded and served with its runtime_type and options, the
@@ -69,6 +72,11 @@ def judge_candidate(plan, dump_text, *, source_name, current_facts=None):
                 errors.append(f"runtime {name!r} is served today and would not be after the change")
             elif _set_options(loaded[name]["options"]) != _set_options(current_facts["runtimes"][name]["options"]):
                 errors.append(f"runtime {name!r} would lose its options {_set_options(current_facts['runtimes'][name]['options'])}")
+    if current_dump_text is not None:
+        # Nothing the node loads today may change unless the inputs name it: every key, not only the runtimes.
+        named = named_by_plan(plan, (CRI_PLUGIN_V2, CRI_RUNTIME_PLUGIN_V3), root_setting_paths)
+        errors.extend(f"the loaded configuration would change {line}, which the inputs do not name"
+                      for line in differences(current_dump_text, dump_text, named=named))
     return errors, facts
 
 

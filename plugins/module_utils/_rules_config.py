@@ -83,7 +83,7 @@ def _unimported_dropins(context, dropin_listings):
     findings = []
     loaded_paths = {config_file.path for config_file in context.loaded_files}
     patterns = [expansion["resolved_pattern"] for expansion in context.import_globs]
-    default_confd = context.version is not None and context.version >= (2, 2, 0)
+    default_confd = context.at_least((2, 2, 0)) is True
     for directory, entries in sorted(dropin_listings.items()):
         targeting = [pattern for pattern in patterns if directory_of(pattern) == directory]
         for entry in entries or ():
@@ -131,9 +131,9 @@ def _matched_by_any(patterns, path):
 
 
 def version_rules(context):
-    if context.version is None or not context.loaded_files:
+    if context.major is None or not context.loaded_files:
         return []
-    if context.version[0] == 1:
+    if context.major == 1:
         return _v3_on_1x(context) + _cri_table_replaced(context) + _uri_keys_in_v1_config(context)
     return _legacy_plugin_key(context) + _mixed_versions(context)
 
@@ -145,9 +145,11 @@ def _v3_on_1x(context):
         merged_version = config_file.version or merged_version
     # 1.6.32+/1.7.17+ refuse version 3 — but only when the merged (last non-zero) version is 3 (PRs #10234,
     # #10165); earlier releases accept it as version 2 and ignore the 2.x-only tables (reference §3).
-    refusing = context.version >= (1, 7, 17) or between(context.version, (1, 6, 32), (1, 6, 999))
+    # With only the family known (a dump judged by itself), the dump loaded, so this containerd did not refuse it.
+    refusing = context.version is not None and (context.version >= (1, 7, 17) or between(context.version, (1, 6, 32), (1, 6, 999)))
     for config_file in context.loaded_files:
         if config_file.version < 3:
+            findings.extend(_v2x_table_on_1x(context, config_file))
             continue
         refused = refusing and merged_version >= 3
         handlers = list(context.missing) if refused else [
@@ -165,6 +167,26 @@ def _v3_on_1x(context):
             handlers,
         ))
     return findings
+
+
+def _v2x_table_on_1x(context, config_file):
+    # 1.x registers no plugin named io.containerd.cri.v1.runtime (it arrived with the CRI split, PR #9141, 2.0): its
+    # tables are decoded by nothing, whatever the file's version (found by the differential tests on 1.6.20, 1.7.35).
+    legacy = sorted(config_file.runtimes(CRI_RUNTIME_PLUGIN_V3))
+    if not legacy:
+        return []
+    handlers = [handler for handler in context.missing if handler in legacy]
+    key = toml_key("plugins", CRI_RUNTIME_PLUGIN_V3, "containerd", "runtimes")
+    return [make_finding(
+        "V3_CONFIG_ON_1X", severity(handlers),
+        f"{config_file.path} defines runtime(s) {', '.join(legacy)} under {key}, a containerd 2.x table: containerd "
+        f"{context.version_text} has no such plugin and ignores it.",
+        "Write these runtimes under plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes (version = 2), "
+        "or upgrade containerd to 2.x.",
+        context.evidence(file=config_file.path, line=config_file.line_of("plugins", CRI_RUNTIME_PLUGIN_V3, "containerd", "runtimes"),
+                         key=key, config_version=config_file.version or None, outcome="ignored", ignored_runtimes=legacy),
+        handlers,
+    )]
 
 
 def _cri_table_replaced(context):
@@ -225,10 +247,25 @@ def _legacy_plugin_key(context):
         effective = config_file.version or accumulated
         if config_file.version:
             accumulated = config_file.version
-        if effective >= (4 if context.version >= (2, 3, 0) else 3):
+        per_file_migration = context.at_least((2, 3, 0))
+        if effective >= (4 if per_file_migration else 3):
             for plugin_key in (CRI_PLUGIN_V2, CRI_SHORT_ID):
                 findings.extend(_legacy_finding(context, config_file, plugin_key, "ignores for this config version", remedy))
+        elif _new_key_runtimes_beside(context, config_file, per_file_migration):
+            # The migration copies an old key only where the new table lacks it, containerd.runtimes as a whole (PR
+            # #10980, 2.0.2+; migrateConfig in plugins/cri/runtime/plugin.go @v2.2.9): runtimes under the new key in
+            # the same migration (the file on 2.3+, which migrates each file; the merged config before) win.
+            for plugin_key in (CRI_PLUGIN_V2, CRI_SHORT_ID):
+                findings.extend(_legacy_finding(
+                    context, config_file, plugin_key,
+                    f"drops while migrating, because {toml_key('plugins', CRI_RUNTIME_PLUGIN_V3, 'containerd', 'runtimes')} "
+                    "is set too and only an absent table is copied", remedy))
     return findings
+
+
+def _new_key_runtimes_beside(context, config_file, per_file_migration):
+    scope = [config_file] if per_file_migration else context.loaded_files
+    return any(other.runtimes(CRI_RUNTIME_PLUGIN_V3) for other in scope)
 
 
 def _uri_keys_in_v1_config(context):
@@ -282,7 +319,7 @@ def _mixed_versions(context):
                 f"Write {config_file.path} as version {root.version}, or raise the root config to version {config_file.version}.",
                 evidence, list(context.missing),
             ))
-        elif context.version < (2, 3, 0):
+        elif context.at_least((2, 3, 0)) is False:
             if newer:
                 lost = root.runtimes(CRI_PLUGIN_V2)
                 what = f"the merged version becomes {config_file.version}, no CRI migration runs and the root's CRI settings are ignored"

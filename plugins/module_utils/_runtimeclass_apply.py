@@ -43,7 +43,8 @@ def apply_runtimeclasses(options, desired_classes, verdicts, nodes, check_mode=F
     with ApiSession(options, request_timeout) as session:
         result["server"] = session.server
         nodev1 = kube_client.NodeV1Api(session.client)
-        live_items = session.list_all("RuntimeClasses (node.k8s.io/v1)", nodev1.list_runtime_class, page_size)
+        live_items = session.list_all("RuntimeClasses (node.k8s.io/v1)", nodev1.list_runtime_class, page_size,
+                                      list_kind="RuntimeClassList")
         live_by_name = {(item.get("metadata") or {}).get("name"): item for item in live_items}
         changes = []
         for plan in plans:

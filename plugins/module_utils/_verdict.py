@@ -7,6 +7,7 @@ that explain it (``_findings``). Every entry point — the ``handler_crosscheck`
 """
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import BUILTIN_DEFAULT_RUNTIME
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cri_startup import unusable_runtimes
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._findings import host_explanation
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._host_rules import loaded_daemon_view, runtime_binary_problem, runtime_facts
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirements import (
@@ -23,21 +24,26 @@ VERDICTS = (OK, MISSING, UNKNOWN)
 def served_runtimes(facts):
     """The runtimes containerd's CRI service can actually hand to pods, and why that set may be empty.
 
-    A loaded runtime is served only while the CRI plugin runs. It does not when CRI is disabled, or
-    when ``default_runtime_name`` names no loaded runtime: the plugin then fails validation
-    ("no corresponding runtime configured in containerd.runtimes for containerd default_runtime_name")
-    and containerd runs on without CRI, on 1.x and 2.x alike (reference §2, §8).
+    A loaded runtime is served only while the CRI plugin runs, and the plugin refuses to start for the reasons
+    ``_cri_startup`` traces to containerd's source (CRI disabled, ``default_runtime_name`` empty or naming no loaded
+    runtime, its snapshotter disabled or unknown, …); containerd then runs on without CRI, on 1.x and 2.x alike.
+    A runtime with an empty ``runtime_type`` is listed but unusable: it is left out.
     """
     loaded = sorted(facts.get("runtimes") or {})
-    default_runtime_name = _effective_default_runtime(facts)
-    if facts.get("cri_disabled"):
-        return [], "the CRI plugin is in disabled_plugins: containerd serves no runtime to the kubelet"
-    if default_runtime_name not in loaded:
-        return [], (
-            f"default_runtime_name {default_runtime_name!r} is not among the loaded runtimes "
-            f"[{', '.join(loaded)}]: the CRI plugin fails validation and serves no runtime"
-        )
-    return loaded, None
+    startup = facts.get("cri_startup")
+    if not isinstance(startup, dict):
+        # Facts from before the start-up model: the two checks they carried.
+        default_runtime_name = _effective_default_runtime(facts)
+        if facts.get("cri_disabled"):
+            return [], "the CRI plugin is in disabled_plugins: containerd serves no runtime to the kubelet"
+        if default_runtime_name not in loaded:
+            return [], (f"default_runtime_name {default_runtime_name!r} is not among the loaded runtimes "
+                        f"[{', '.join(loaded)}]: the CRI plugin fails validation and serves no runtime")
+        return loaded, None
+    if startup.get("errors"):
+        return [], "; ".join(startup["errors"])
+    unusable = unusable_runtimes(facts.get("runtimes") or {})
+    return [name for name in loaded if name not in unusable], None
 
 
 def node_runtime_handlers(nodes, node_name):
@@ -78,10 +84,19 @@ def _loaded_view(facts, nodes, node_name, notes):
         if absent:
             notes.append(f"node.status.runtimeHandlers lacks {', '.join(absent)}: counted as not served")
             served = [name for name in served if name in node_handlers]
-    unrunnable = sorted(name for name in served if runtime_binary_problem(facts, runtime_facts(facts, name)))
-    if unrunnable:
-        notes.append(f"runtime(s) {', '.join(unrunnable)} cannot run: BinaryName missing or not executable on the node")
-        served = [name for name in served if name not in unrunnable]
+    unrunnable = {name: runtime_binary_problem(facts, runtime_facts(facts, name)) for name in served}
+    for name, problem in sorted(unrunnable.items()):
+        if problem:
+            notes.append(f"runtime {name} cannot run: its {problem['role']} {problem['binary']} {problem['problem']} on the node")
+    served = [name for name in served if not unrunnable[name]]
+    # Only facts parsed from a dump say which runtime_type each runtime has (hand-made facts may leave it out).
+    untyped = sorted(set(served) & set(unusable_runtimes({name: runtime_facts(facts, name) for name in served}))) \
+        if isinstance(facts.get("cri_startup"), dict) else []
+    if untyped:
+        notes.append(f"runtime(s) {', '.join(untyped)} cannot run: runtime_type is empty, so no shim is named")
+        served = [name for name in served if name not in untyped]
+    for note in (facts.get("cri_startup") or {}).get("notes") or ():
+        notes.append(note)
     return sorted(served), reason, daemon_runtimes, loaded_source, node_handlers
 
 

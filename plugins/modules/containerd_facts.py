@@ -53,15 +53,24 @@ options:
         E(RUNTIME_GATE_HOST_ROOT) set to it, so a wrapper (C(chroot), C(nsenter), a bind mount) can run it on the node's files.
         Such a wrapper must then be given as O(containerd_bin), unless O(dump_file) is.
       - Must be an existing directory.
+      - Default C(/) when containerd runs. With O(dump_file) and no O(host_root), no file of the node is read at all, because
+        a dump judged by itself may be another machine's capture, so this machine's C(/etc/containerd), drop-in and CDI dirs
+        and binaries say nothing about it (the evidence then says the files were not examined).
     type: path
-    default: /
   dump_file:
     description:
       - A file on the node holding the output of C(containerd config dump) to judge instead of running the binary.
       - The running daemon is then not asked (O(daemon) is ignored), since the file may be another node's capture. The daemon's
         view is reported as unknown with that reason, and the verdict is judged from the file.
       - An empty string counts as unset.
+      - The binary is not run for it, not even for C(--version). The containerd release that printed the dump comes from
+        O(containerd_version), else from a file C(containerd-version.txt) beside the dump (what C(containerd --version)
+        printed when it was taken), else the controller infers the release family from the dump itself.
     type: path
+  containerd_version:
+    description:
+      - The containerd release that printed O(dump_file) (C(1.7.35), or C(containerd --version) output). Only with O(dump_file).
+    type: str
   timeout:
     description:
       - Seconds each containerd command may take before the gathering fails; also the limit for the CRI status call.
@@ -175,9 +184,24 @@ ansible_facts:
       type: dict
       contains:
         containerd_version:
-          description: Version from C(containerd --version), or null when unknown (a O(dump_file) without a binary).
+          description:
+            - The exact release that printed the dump (from C(containerd --version) on the node, O(containerd_version) or the
+              version file beside O(dump_file)), or null when only the release family is known (inferred from the dump).
           type: str
           sample: 1.6.20
+        containerd_release:
+          description:
+            - The release range the rules use, C(low) and C(high) as C([major, minor, patch]) (equal when exact) and C(text),
+              e.g. C(1.6.20) or C(2.0-2.2 (inferred from the dump's version = 3)).
+          type: dict
+        version_source:
+          description: Where the version came from, in words (C(`containerd --version` on the node), C(the containerd_version option),
+            C(version file '<path>'), C(inferred from the dump)).
+          type: str
+        files_examined:
+          description: Whether the node's config files, drop-in and CDI dirs and binaries were read (false for a O(dump_file)
+            judged without O(host_root)).
+          type: bool
         dump_version:
           description: The C(version) the dump prints (2 on containerd 1.x, 3 on 2.0-2.2, 4 on 2.3+).
           type: int
@@ -272,6 +296,8 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_eviden
     runtime_binaries, walk_imports)
 
 DEFAULT_CONTAINERD = "containerd"
+# Beside a captured dump: what `containerd --version` printed on the machine that took it (inventory/demo/nodes/*).
+DUMP_VERSION_FILE = "containerd-version.txt"
 # Refuse anything this large before reading it: a real dump is tens of kilobytes.
 MAX_DUMP_BYTES = 50 * 1024 * 1024
 
@@ -305,27 +331,44 @@ def host_root_needs_wrapper(params):
             "(chroot, nsenter; it gets RUNTIME_GATE_HOST_ROOT), or give dump_file" % (params["host_root"], params["config_path"]))
 
 
+def files_examined(params):
+    """Whether the node's files belong to this dump: always when containerd runs here; for a dump file only under an
+    explicit host_root (a capture judged by itself may come from any machine, not from the one running this module)."""
+    return not params.get("dump_file") or bool(params.get("host_root"))
+
+
+def dump_file_version(params):
+    """``(version_text, version_source)`` for a dump file: the option, else the version file beside it, else (None, None)."""
+    if params.get("containerd_version"):
+        return params["containerd_version"].strip(), "the containerd_version option"
+    version_file = os.path.join(os.path.dirname(os.path.abspath(params["dump_file"])), DUMP_VERSION_FILE)
+    text, error = _read_file(version_file, "version file '%s'" % version_file)
+    if text and not error and text.strip():
+        return text.strip(), "version file '%s'" % version_file
+    return None, None
+
+
 def gather(params):
     """Raw evidence for the controller, or (None, message) when the dump cannot be had."""
     refusal = host_root_needs_wrapper(params)
     if refusal:
         return None, refusal
     containerd_bin, config_path, dump_file = params["containerd_bin"] or DEFAULT_CONTAINERD, params["config_path"], params["dump_file"]
-    binary = find_executable(containerd_bin)
-    evidence = {"containerd_bin": containerd_bin, "config_path": config_path, "version_text": None}
-
-    if binary:
-        rc, stdout, _stderr, error = run_command([binary, "--version"], params["timeout"])
-        if rc == 0 and not error:
-            evidence["version_text"] = stdout.decode("utf-8", "replace").strip()
+    evidence = {"containerd_bin": containerd_bin, "config_path": config_path, "version_text": None, "version_source": None,
+                "files_examined": files_examined(params)}
 
     host_root = params.get("host_root") or "/"
-    where = "" if is_node_root(host_root) else " under host_root '%s'" % host_root
-    root_text, root_error = _read_file(host_path(host_root, config_path), "root config '%s'%s" % (config_path, where))
+    if evidence["files_examined"]:
+        where = "" if is_node_root(host_root) else " under host_root '%s'" % host_root
+        root_text, root_error = _read_file(host_path(host_root, config_path), "root config '%s'%s" % (config_path, where))
+    else:
+        root_text, root_error = None, None
     evidence["root_config_text"] = root_text
     evidence["root_config_error"] = root_error
 
     if dump_file:
+        # The binary here did not print this dump: its --version would describe another containerd.
+        evidence["version_text"], evidence["version_source"] = dump_file_version(params)
         evidence["source"] = "file"
         evidence["source_name"] = "dump_file '%s'" % dump_file
         dump_text, error = _read_file(dump_file, evidence["source_name"])
@@ -335,6 +378,13 @@ def gather(params):
             return None, "%s does not exist" % evidence["source_name"]
         evidence["dump_text"] = dump_text
         return evidence, None
+
+    binary = find_executable(containerd_bin)
+    if binary:
+        rc, stdout, _stderr, error = run_command([binary, "--version"], params["timeout"])
+        if rc == 0 and not error:
+            evidence["version_text"] = stdout.decode("utf-8", "replace").strip()
+            evidence["version_source"] = "`%s --version` on the node" % containerd_bin
 
     argv = [binary or containerd_bin, "--config", config_path, "config", "dump"]
     evidence["source"] = "command"
@@ -369,6 +419,8 @@ def gather_surroundings(params, evidence):
         evidence["daemon"] = daemon_status(params["socket"], params["crictl_bin"], params["timeout"])
     else:
         evidence["daemon"] = {"source": None, "socket": params["socket"], "error": "not asked (daemon: false)"}
+    if not evidence["files_examined"]:
+        return redact_evidence(evidence)
     host_root = params.get("host_root") or "/"
     evidence["config_files"], evidence["import_globs"] = walk_imports(params["config_path"], host_root)
     reached = {entry["path"] for entry in evidence["config_files"] if entry["path"]}
@@ -386,8 +438,9 @@ def main():
         argument_spec=dict(
             containerd_bin=dict(type="str"),
             config_path=dict(type="path", default="/etc/containerd/config.toml"),
-            host_root=dict(type="path", default="/"),
+            host_root=dict(type="path"),
             dump_file=dict(type="path"),
+            containerd_version=dict(type="str"),
             timeout=dict(type="int", default=60),
             dropin_dirs=dict(type="list", elements="path", default=["/etc/containerd/conf.d"]),
             cdi_spec_dirs=dict(type="list", elements="path", default=["/etc/cdi", "/var/run/cdi"]),
@@ -398,7 +451,7 @@ def main():
         supports_check_mode=True,
     )
     host_root = module.params["host_root"]
-    if not os.path.isabs(host_root) or not os.path.isdir(host_root):
+    if host_root is not None and (not os.path.isabs(host_root) or not os.path.isdir(host_root)):
         module.fail_json(msg="host_root '%s' is not an existing directory given as an absolute path" % host_root)
     evidence, error = gather(module.params)
     if error:

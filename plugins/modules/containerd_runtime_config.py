@@ -64,12 +64,12 @@ options:
         default: {}
   dropin_dir:
     description:
-      - Directory of the drop-in; absolute.
+      - Directory of the drop-in; absolute, and the directory of O(config_path) or below it.
     type: str
     default: /etc/containerd/conf.d
   dropin_name:
     description:
-      - File name of the drop-in (ends in C(.toml)).
+      - File name of the drop-in (letters, digits, C(.), C(_) and C(-), ending in C(.toml), not starting with C(.)).
     type: str
     default: 99-gpufleet.toml
   import_pattern:

@@ -15,6 +15,11 @@ description:
   - The number of requests depends on the number of objects and O(page_size), never on the number of inventory hosts.
   - An expired C(continue) token (HTTP 410) restarts that list once; HTTP 429 is retried up to 3 times as its
     C(Retry-After) header asks (at most 10 seconds each), then the task fails.
+  - Every answer must be a well-formed list of the kind asked for (C(RuntimeClassList), C(NodeList), C(PodList),
+    C(EventList), with C(items) a list of mappings); anything else (an empty object, a C(Status), C(items) null,
+    another kind's list) fails the task, naming the server and what was wrong.
+  - Every run is bounded by O(request_deadline), O(list_page_budget) and O(list_time_budget); a continue token the
+    server already sent fails the list at once. Each limit fails the task with a message that names it.
   - With O(src), reads the same objects from a YAML file instead, for example the output of
     C(kubectl get runtimeclass,node,pod,event -A -o yaml); the connection options are then ignored.
   - Both sources give the same normalised shape, so later checks do not care where the data came from.
@@ -27,8 +32,11 @@ options:
     description:
       - Path of a YAML file on the host that runs the module (the controller in the shipped playbooks).
       - A C(List) as printed by C(kubectl get -o yaml), or multi-document manifests. Objects of other kinds are skipped.
-      - The file must hold at least one RuntimeClass or Node; empty files, malformed YAML, RuntimeClasses without
-        a string C(handler), duplicate names, and files of 50 MB or more fail the task.
+      - The file must hold at least one RuntimeClass or Node, or be the export of a cluster without RuntimeClasses
+        (C(kubectl get runtimeclass -o yaml) then prints a C(List) whose C(items) is empty; every node is then judged on its
+        default runtime alone). Empty files, YAML that holds no Kubernetes object, malformed YAML, YAML aliases,
+        a key given twice in one mapping, RuntimeClasses without a string C(handler), duplicate names, and files
+        of 50 MB or more fail the task.
     type: path
   nodes:
     description:
@@ -47,6 +55,26 @@ options:
       - How many objects to ask for per list request (C(limit)); the server may return fewer.
     type: int
     default: 500
+  request_deadline:
+    description:
+      - Seconds the whole answer to one request may take, headers and body (O(request_timeout) bounds each read only,
+        so a server that sends a byte now and then would never time out).
+      - When not set, the environment variable E(RUNTIME_GATE_REQUEST_DEADLINE) is used.
+    type: int
+    default: 120
+  list_page_budget:
+    description:
+      - At most this many pages (requests) per list, a restart after HTTP 410 included; a server that keeps sending
+        new continue tokens fails the list there.
+      - When not set, the environment variable E(RUNTIME_GATE_LIST_PAGE_BUDGET) is used.
+    type: int
+    default: 1000
+  list_time_budget:
+    description:
+      - Seconds one list may take in all, its pages, retries and waits included.
+      - When not set, the environment variable E(RUNTIME_GATE_LIST_TIME_BUDGET) is used.
+    type: int
+    default: 600
 attributes:
   check_mode:
     support: full
@@ -251,6 +279,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import
     AUTH_ARG_SPEC,
     HAS_KUBERNETES,
     KUBERNETES_IMPORT_ERROR,
+    LIMIT_ARG_SPEC,
     KubeAccessError,
     insecure_warning,
     list_cluster_objects,
@@ -266,9 +295,10 @@ def main():
         page_size={"type": "int", "default": 500},
         request_timeout={"type": "int", "default": 30},
     )
+    argument_spec.update(copy.deepcopy(LIMIT_ARG_SPEC))
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
-    for positive in ("page_size", "request_timeout"):
+    for positive in ("page_size", "request_timeout", *LIMIT_ARG_SPEC):
         if params[positive] < 1:
             module.fail_json(msg=f"{positive} must be at least 1, not {params[positive]}")
 
@@ -290,7 +320,8 @@ def main():
         try:
             cluster_objects = list_cluster_objects(auth_options, include_nodes=params["nodes"],
                                                    include_pods=params["pods"], page_size=params["page_size"],
-                                                   request_timeout=params["request_timeout"])
+                                                   request_timeout=params["request_timeout"],
+                                                   **{name: params[name] for name in LIMIT_ARG_SPEC})
         except KubeAccessError as err:
             module.fail_json(**err.result_fields())
         except RuntimeGateError as err:

@@ -9,7 +9,9 @@ dumps and arbitrary text. Properties:
 - a well-formed dump is always judged, and exactly as the containerd rules say (reference model below);
 - the verdict does not depend on the order of tables and keys.
 """
+import tomllib
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -17,7 +19,9 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge
 from fuzz.fuzzing import fuzz_settings, toml_dumps
-from support.paths import REPO_ROOT, SHARED_FIXTURES
+from support.containerd_daemons import releases
+from support.containerd_trees import copy_tree, dump_node, scenarios
+from support.paths import REPO_ROOT
 
 CRI_V2 = "io.containerd.grpc.v1.cri"
 CRI_V3 = "io.containerd.cri.v1.runtime"
@@ -133,7 +137,9 @@ def model_verdict(document, classes):
     default = containerd.get("default_runtime_name") or "runc"
     cri_ids = {CRI_V2, CRI_V3, "cri"} if document["version"] >= 3 else {CRI_V2, "cri"}
     disabled = {plugin for plugin in document.get("disabled_plugins", []) if isinstance(plugin, str)}
-    served = runtimes if default in runtimes and not cri_ids & disabled else set()
+    # An empty runtime_type names no shim: listed, never usable (reference: docs/cri-startup.md).
+    usable = {name for name in runtimes if containerd["runtimes"][name].get("runtime_type")}
+    served = usable if default in runtimes and not cri_ids & disabled else set()
     required = {rc["handler"] for rc in classes if rc["node_selector"] is None} | {default}
     return ("OK" if required <= served else "MISSING"), sorted(required - served)
 
@@ -168,25 +174,42 @@ def test_verdict_is_independent_of_table_and_key_order(generated, classes, rng):
     assert outcome(toml_dumps(shuffled(document, rng)), classes) == first
 
 
-def real_dump_texts():
+def demo_dump_texts():
     paths = sorted((REPO_ROOT / "inventory" / "demo" / "nodes").glob("*/config-dump.toml"))
-    paths += sorted(SHARED_FIXTURES.glob("*/*/config-dump.toml"))
     return [path.read_text(encoding="utf-8") for path in paths if path.stat().st_size]
 
 
-REAL_DUMPS = real_dump_texts()
+@pytest.fixture(scope="module")
+def real_dumps(tmp_path_factory):
+    """The demo nodes' committed dumps, and what every real release (support.containerd_daemons) prints now for every
+    scenario tree of tests/fixtures/containerd it accepts."""
+    texts = demo_dump_texts()
+    directory = tmp_path_factory.mktemp("real-dumps")
+    for release in releases():
+        for scenario in scenarios():
+            dump = dump_node(release, copy_tree(scenario, directory / f"{release.version}-{scenario}"))
+            if dump.returncode == 0:
+                texts.append(dump.text)
+    return texts
+
+
 EVERY_HANDLER = [{"name": handler, "handler": handler, "overhead_pod_fixed": None, "node_selector": None, "tolerations": []}
                  for handler in ("runc", "nvidia", "nvidia-cdi")]
 
 
-def test_the_real_dumps_to_truncate_are_there():
+def test_the_real_dumps_to_truncate_are_there(real_dumps):
     # The committed demo dumps are always there: finding none means the path broke, never a reason to skip.
-    assert len(REAL_DUMPS) >= 8
+    demo = demo_dump_texts()
+    assert len(demo) >= 8
+    # Every release accepts some scenario trees (1.7 only the version 2 ones): 34 dumps from 8 trees on 5 releases.
+    assert len(real_dumps) - len(demo) >= 30
+    assert {tomllib.loads(text)["version"] for text in real_dumps[len(demo):]} == {2, 3, 4}
 
 
 @fuzz_settings(1000)
-@given(st.sampled_from(REAL_DUMPS) if REAL_DUMPS else st.nothing(), st.floats(0, 1, exclude_max=True))
-def test_truncated_real_dumps_are_refused_or_judged_from_what_is_there(text, fraction):
+@given(st.data(), st.floats(0, 1, exclude_max=True))
+def test_truncated_real_dumps_are_refused_or_judged_from_what_is_there(real_dumps, data, fraction):
+    text = data.draw(st.sampled_from(real_dumps), label="dump")
     truncated = text[: int(len(text) * fraction)]
     result = outcome(truncated, EVERY_HANDLER)
     if result != "error" and result["verdict"] == "OK":

@@ -2,14 +2,19 @@
 
 Generated clusters written as a ``List``, a typed ``RuntimeClassList``/``NodeList`` pair or multi-document
 YAML, with objects of other kinds mixed in, and with one defect at a time: a RuntimeClass without
-``handler``, a duplicate name, a wrong apiVersion, a handler or label of the wrong type. Properties:
+``handler``, a duplicate name, a wrong apiVersion, a handler or label of the wrong type. And YAML aliases of every
+class (billion laughs of any depth and width, a value that holds itself, a merge key, an aliased scalar, a whole
+object repeated) put in every place a value is read from. Properties:
 
 - the only exception is RuntimeGateError, and its message names the source;
 - a clean cluster reads back exactly (names, handlers, selectors, labels), whatever the layout;
 - each defect is refused with the message that names it;
+- every alias is refused as an alias, before anything is expanded, in a short message;
 - what is returned is JSON (a module returns it to Ansible).
 """
+import copy
 import json
+import time
 
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -36,7 +41,7 @@ DEFECTS = {
     "v1beta1 runtimeclass": "has apiVersion 'node.k8s.io/v1beta1'",
     "handler not a string": "must be a string",
     "label not a string": "keys and values must be strings",
-    "toleration holds itself": "scheduling.tolerations",
+    "toleration holds itself": "uses a YAML alias",
 }
 
 
@@ -65,9 +70,10 @@ def apply_defect(defect, runtimeclasses, nodes):
     if defect == "missing handler":
         del runtimeclasses[-1]["handler"]
     elif defect == "duplicate runtimeclass":
-        runtimeclasses.append({**runtimeclasses[0], "handler": "other"})
+        # Copies, not shared dicts: yaml would write a shared dict as an alias, refused before any duplicate is seen.
+        runtimeclasses.append({**copy.deepcopy(runtimeclasses[0]), "handler": "other"})
     elif defect == "duplicate node":
-        nodes.append(dict(nodes[-1]))
+        nodes.append(copy.deepcopy(nodes[-1]))
     elif defect == "v1beta1 runtimeclass":
         runtimeclasses[0]["apiVersion"] = "node.k8s.io/v1beta1"
     elif defect == "handler not a string":
@@ -121,6 +127,11 @@ LAYOUTS = st.sampled_from(["list", "typed lists", "documents"])
 def test_clean_clusters_read_back_exactly_in_every_layout(cluster, layout):
     runtimeclasses, nodes, others = cluster
     result = read(render(layout, runtimeclasses, nodes, others))
+    if not runtimeclasses and not nodes and (layout == "typed lists" or (layout == "list" and not others)):
+        # An empty RuntimeClassList/NodeList, or the empty List kubectl prints: a cluster without RuntimeClasses.
+        assert not isinstance(result, RuntimeGateError), result
+        assert (result["runtimeclasses"], result["nodes"]) == ([], []), result
+        return
     if not runtimeclasses and not nodes:
         # Nothing at all reads as "empty"; other kinds only, as "no RuntimeClass and no Node": refused either way.
         assert isinstance(result, RuntimeGateError), result
@@ -155,3 +166,60 @@ def test_empty_and_comment_only_files_are_refused_as_empty():
     for text in ("", "\n\n", "# nothing here\n", "---\n---\n"):
         result = read(text)
         assert isinstance(result, RuntimeGateError) and "is empty" in str(result), (text, result)
+
+
+# Where an alias can be put: one document per place a value is read from. {anchors} are lines under
+# metadata.annotations (read by nothing), {value} is the aliased value.
+ALIAS_PLACES = {
+    "handler": "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata:\n  name: rc\n  annotations:\n{anchors}"
+               "handler: {value}\n",
+    "nodeSelector label": "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata:\n  name: rc\n  annotations:\n"
+                          "{anchors}handler: runc\nscheduling:\n  nodeSelector:\n    pool: {value}\n",
+    "overhead quantity": "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata:\n  name: rc\n  annotations:\n"
+                         "{anchors}handler: runc\noverhead:\n  podFixed:\n    cpu: {value}\n",
+    "node label": "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  annotations:\n{anchors}  labels:\n"
+                  "    pool: {value}\n",
+    "node runtimeHandlers features": "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  annotations:\n{anchors}"
+                                     "status:\n  runtimeHandlers:\n  - name: nvidia\n    features:\n      x: {value}\n",
+    "pod namespace": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n{anchors}  namespace: {value}\n"
+                     "spec:\n  containers: []\n",
+    "event message": "apiVersion: v1\nkind: Event\nmetadata:\n  name: e\n  annotations:\n{anchors}"
+                     "reason: FailedCreatePodSandBox\ninvolvedObject: {{kind: Pod, name: p, namespace: default}}\n"
+                     "message: {value}\n",
+}
+
+
+@st.composite
+def aliases(draw):
+    """``(anchors, value)``: annotation lines defining anchors, and a value that uses one of them (or itself)."""
+    alias_class = draw(st.sampled_from(["billion laughs", "holds itself", "merge key", "aliased scalar"]))
+    if alias_class == "billion laughs":
+        levels, width = draw(st.integers(1, 8)), draw(st.integers(2, 10))
+        lines = [f"    l0: &l0 [{', '.join(['lol'] * width)}]\n"]
+        lines += [f"    l{level}: &l{level} [{', '.join([f'*l{level - 1}'] * width)}]\n" for level in range(1, levels)]
+        return "".join(lines), f"*l{levels - 1}"
+    if alias_class == "holds itself":
+        return "    x: y\n", draw(st.sampled_from(["&s [*s]", "&s {a: *s}", "&s [a, [b, *s]]"]))
+    if alias_class == "merge key":
+        return "    m: &m {a: b}\n", "{<<: *m}"
+    return "    s: &s nvidia\n", "*s"
+
+
+@fuzz_settings(600)
+@given(clusters(), st.sampled_from(sorted(ALIAS_PLACES)), aliases(), st.booleans())
+def test_every_alias_class_in_every_place_is_refused_short_and_unexpanded(cluster, place, alias, alias_first):
+    runtimeclasses, nodes, others = cluster
+    anchors, value = alias
+    bomb = "---\n" + ALIAS_PLACES[place].format(anchors=anchors, value=value)
+    clean = render("documents", runtimeclasses, nodes, others)
+    started = time.monotonic()
+    result = read(bomb + clean if alias_first else clean + bomb)
+    assert isinstance(result, RuntimeGateError), (place, alias, result)
+    assert f"{SOURCE} uses a YAML alias (*" in str(result) and len(str(result)) < 300, str(result)
+    assert time.monotonic() - started < 2, "the alias was expanded"
+
+
+def test_a_whole_object_repeated_through_an_alias_is_refused():
+    text = "- &rc {apiVersion: node.k8s.io/v1, kind: RuntimeClass, metadata: {name: a}, handler: a}\n- *rc\n"
+    result = read(text)
+    assert isinstance(result, RuntimeGateError) and "uses a YAML alias (*rc at line 2, column 3)" in str(result), result

@@ -6,8 +6,10 @@ Events (core/v1) with ``limit``/``continue`` and the apiserver's field selectors
 patch/delete of RuntimeClasses (with the handler's validation), of ClusterRoles/ClusterRoleBindings
 (rbac.authorization.k8s.io/v1), ServiceAccounts and Namespaces (stored as sent: enough for
 ``kubectl apply`` and reading back, no RBAC enforcement), Bearer-token or client-certificate auth,
-Status errors, injected failures (429 with Retry-After, 410 on continue tokens, ...) and delays, and a
-request log.
+Status errors, injected failures (429 with Retry-After, 410 on continue tokens, ...) and delays, answers of
+the wrong shape (``answer_with``), answers dribbled a byte at a time (``drip``), lists whose continue tokens never
+settle (``endless_continue``), and a request log. Every misbehaviour stops by itself, so a client without limits
+ends its test late rather than never.
 """
 
 import base64
@@ -20,6 +22,7 @@ import threading
 import time
 import traceback
 import uuid
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -124,6 +127,8 @@ class KubeStandIn:
         self.delay_seconds = 0
         self._store = {resource: {} for resource in RESOURCES}
         self._failures = {}
+        self._drips = {}
+        self._endless_continues = {}
         self._resource_version = 1000
         self._lock = threading.Lock()
         self._server = None
@@ -202,9 +207,33 @@ class KubeStandIn:
     def fail_next(self, resource, status, message=None):
         self.fail(resource, status, message, times=1)
 
+    def answer_with(self, resource, payload, status=200, times=None):
+        """Answer requests for ``resource`` with ``status`` and ``payload`` (any JSON value) as sent, ``times`` times."""
+        self.fail(resource, status, times=times)
+        with self._lock:
+            self._failures[resource]["payload"] = payload
+
+    def drip(self, resource, phase="body", interval=0.2, stop_after=6.0):
+        """Send answers for ``resource`` one byte every ``interval`` seconds: the headers (``phase="headers"``) or
+        only the body. Each read a client makes gets a byte in time, so only a deadline on the whole answer ends it;
+        after ``stop_after`` seconds the stand-in closes the connection by itself, mid-answer."""
+        assert phase in ("headers", "body"), phase
+        with self._lock:
+            self._drips[resource] = {"phase": phase, "interval": interval, "stop_after": stop_after}
+
+    def endless_continue(self, resource, tokens="alternating", pages=50):
+        """List pages of ``resource`` whose continue token never settles: two values in turn (``"alternating"``)
+        or a new one each page (``"fresh"``). Every page holds the first stored object; the list ends by itself
+        after ``pages`` pages (a last page without a token), however the client follows it."""
+        assert tokens in ("alternating", "fresh"), tokens
+        with self._lock:
+            self._endless_continues[resource] = {"tokens": tokens, "pages": pages, "sent": 0}
+
     def clear_failures(self):
         with self._lock:
             self._failures.clear()
+            self._drips.clear()
+            self._endless_continues.clear()
 
     def list_calls(self, resource):
         """Logged GET requests on the collection path of ``resource`` (one per page)."""
@@ -239,10 +268,18 @@ class KubeStandIn:
         failure = self._take_failure(resource, method, name, "continue" in query)
         if failure:
             headers = {"Retry-After": str(failure["retry_after"])} if failure["retry_after"] is not None else {}
-            return _send(handler, failure["status"], _status(failure["status"], failure["message"]), headers)
+            payload = failure["payload"] if "payload" in failure else _status(failure["status"], failure["message"])
+            return _send(handler, failure["status"], payload, headers)
         with self._lock:
-            code, answer = self._serve(method, resource, namespace, name, query, body,
-                                       handler.headers.get("Content-Type", ""))
+            endless = self._endless_continues.get(resource) if method == "GET" and name is None else None
+            if endless:
+                code, answer = self._endless_page(resource, endless)
+            else:
+                code, answer = self._serve(method, resource, namespace, name, query, body,
+                                           handler.headers.get("Content-Type", ""))
+            drip = self._drips.get(resource)
+        if drip:
+            return _send_dripping(handler, code, answer, **drip)
         return _send(handler, code, answer)
 
     def _authorized(self, handler):
@@ -265,8 +302,11 @@ class KubeStandIn:
                 failure["times"] -= 1
                 if failure["times"] <= 0:
                     del self._failures[resource]
-            return {"status": failure["status"], "retry_after": failure["retry_after"],
-                    "message": failure["message"] or _default_failure_message(failure["status"], resource, method, name)}
+            taken = {"status": failure["status"], "retry_after": failure["retry_after"],
+                     "message": failure["message"] or _default_failure_message(failure["status"], resource, method, name)}
+            if "payload" in failure:
+                taken["payload"] = failure["payload"]
+            return taken
 
     def _serve(self, method, resource, namespace, name, query, body, content_type):
         objects = self._store[resource]
@@ -359,6 +399,19 @@ class KubeStandIn:
         items = [{k: v for k, v in obj.items() if k not in ("kind", "apiVersion")} for obj in page]
         return 200, {"kind": f"{info['kind']}List", "apiVersion": _api_version(resource),
                      "metadata": metadata, "items": items}
+
+    def _endless_page(self, resource, endless):
+        """One page of a list whose continue token never settles (see ``endless_continue``)."""
+        info = RESOURCES[resource]
+        endless["sent"] += 1
+        metadata = {"resourceVersion": str(self._resource_version)}
+        if endless["sent"] < endless["pages"]:
+            number = endless["sent"] % 2 if endless["tokens"] == "alternating" else endless["sent"]
+            metadata["continue"] = base64.urlsafe_b64encode(f"page-{number}".encode()).decode()
+        first = [obj for _key, obj in sorted(self._store[resource].items())][:1]
+        items = [{k: v for k, v in obj.items() if k not in ("kind", "apiVersion")} for obj in first]
+        return 200, {"kind": f"{info['kind']}List", "apiVersion": _api_version(resource), "metadata": metadata,
+                     "items": items}
 
     def _stamp(self, resource, obj, previous=None):
         self._resource_version += 1
@@ -484,6 +537,27 @@ def _default_failure_message(status, resource, method, name):
         500: "Internal error occurred: etcdserver: request timed out",
         503: "the server is currently unable to handle the request",
     }.get(status, f"injected failure {status}")
+
+
+def _send_dripping(handler, code, payload, phase, interval, stop_after):
+    """The answer ``_send`` would give, written one byte every ``interval`` s (from the status line on, or only
+    the body); the connection is closed after ``stop_after`` s or as soon as the client goes away."""
+    body = json.dumps(payload).encode()
+    head = (f"HTTP/1.1 {code} {HTTPStatus(code).phrase}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    handler.close_connection = True
+    stop_at = time.monotonic() + stop_after
+    try:
+        if phase == "body":
+            handler.wfile.write(head)
+        dripped = body if phase == "body" else head + body
+        for offset in range(len(dripped)):
+            if time.monotonic() >= stop_at:
+                return
+            handler.wfile.write(dripped[offset:offset + 1])
+            time.sleep(interval)
+    except OSError:
+        return  # the client gave up and closed the connection: that is what a deadline does
 
 
 def _send(handler, code, payload, headers=None):

@@ -1,4 +1,5 @@
 """RuntimeClasses and Nodes from manifests and from raw API items: one shape, one clear error each."""
+import copy
 import os
 
 import pytest
@@ -113,7 +114,8 @@ def test_runtime_handler_without_name_or_features_is_the_default_handler():
 @pytest.mark.parametrize("text,fragments", [
     ("", ["is empty", "holds no Kubernetes objects"]),
     ("# only a comment\n---\n", ["is empty"]),
-    (as_list([]), ["holds no RuntimeClass and no Node"]),
+    (as_documents([{"apiVersion": "v1", "kind": "List", "items": [CONFIG_MAP]}]), ["holds no RuntimeClass and no Node"]),
+    (as_documents([{"apiVersion": "v1", "kind": "ConfigMapList", "items": []}]), ["holds no RuntimeClass and no Node"]),
     (as_documents([CONFIG_MAP]), ["holds no RuntimeClass and no Node"]),
     ("kind: RuntimeClass\nmetadata: {name: [unclosed\n", ["not valid YAML at line 3"]),
     ("apiVersion: v1\nkind: List\nitems:\n- a: b\n  c\n", ["not valid YAML at line"]),
@@ -125,7 +127,7 @@ def test_runtime_handler_without_name_or_features_is_the_default_handler():
     (as_documents([dict(NVIDIA, handler=12)]), ["RuntimeClass 'nvidia' has a handler of type int (12)", "string"]),
     (as_documents([dict(NVIDIA, handler=True)]), ["RuntimeClass 'nvidia' has a handler of type bool"]),
     (as_documents([dict(NVIDIA, handler="")]), ["RuntimeClass 'nvidia' has an empty handler"]),
-    (as_list([NVIDIA, NVIDIA_CDI, dict(NVIDIA, handler="other")]),
+    (as_list([NVIDIA, NVIDIA_CDI, dict(copy.deepcopy(NVIDIA), handler="other")]),
      ["document 1, item 3", "RuntimeClass 'nvidia' is defined twice", "also in document 1, item 1"]),
     (as_documents([GPU_NODE, GPU_NODE]), ["Node 'gpu-1' is defined twice"]),
     (as_documents([dict(NVIDIA, apiVersion="node.k8s.io/v1beta1")]),
@@ -148,6 +150,20 @@ def test_bad_manifests_raise_one_message_naming_source_and_problem(text, fragmen
     assert "\n" not in message
     for fragment in fragments:
         assert fragment in message
+
+
+# What `kubectl get runtimeclass -o yaml` prints for a cluster without RuntimeClasses (kubectl 1.33).
+KUBECTL_EMPTY_LIST = 'apiVersion: v1\nitems: []\nkind: List\nmetadata:\n  resourceVersion: ""\n'
+
+
+@pytest.mark.parametrize("text", [
+    KUBECTL_EMPTY_LIST,
+    as_documents([{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClassList", "metadata": {}, "items": []}]),
+    as_documents([{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClassList", "items": []},
+                  {"apiVersion": "v1", "kind": "NodeList", "items": []}]),
+], ids=["kubectl-empty-List", "empty-RuntimeClassList", "empty-typed-lists"])
+def test_an_export_of_a_cluster_without_runtimeclasses_is_a_cluster_without_runtimeclasses(text):
+    assert parse_manifest_text(text, SOURCE) == {"runtimeclasses": [], "nodes": [], "pods": []}
 
 
 def test_file_is_read_with_utf8_bom(tmp_path):

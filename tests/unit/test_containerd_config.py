@@ -1,12 +1,12 @@
 """Dump parsing and facts, on real `containerd config dump` outputs.
 
-containerd 1.7, 2.0, 2.2 and 2.3 dumps come from ../shared/fixtures (real binaries built from
-release tags); 1.6 dumps are produced live by Debian's containerd in the tests below.
+Every dump here is printed at test time by a real binary (Debian's 1.6 and the built 1.7, 2.2, 2.3 and 2.4) for a
+scenario tree of tests/fixtures/containerd (support.containerd_trees); more 1.6 trees are dumped live below.
 """
 import subprocess
 
 import pytest
-from support.paths import SHARED_FIXTURES
+from support.containerd_trees import dumped, scenarios
 from support.tools import require_command
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import (
@@ -22,44 +22,55 @@ NVIDIA_BIN = "/usr/bin/nvidia-container-runtime"
 CDI_BIN = "/usr/bin/nvidia-container-runtime.cdi"
 ALL_THREE = {"runc": None, "nvidia": NVIDIA_BIN, "nvidia-cdi": CDI_BIN}
 RUNC_NVIDIA = {"runc": None, "nvidia": NVIDIA_BIN}
+RUNC_ONLY = {"runc": None}
+RELEASES = ("1.6", "1.7", "2.2", "2.3", "2.4")
+V2, V3 = (2, CRI_PLUGIN_V2), (3, CRI_RUNTIME_PLUGIN_V3)
+V4 = (4, CRI_RUNTIME_PLUGIN_V3)
 
-# (version, scenario) → (dump version, plugin key, default runtime, {runtime: BinaryName}), read off the
-# fixture README and the trees, not off the parser.
-FIXTURE_EXPECTATIONS = {
-    ("1.7.34", "S3full"): (2, CRI_PLUGIN_V2, "runc", ALL_THREE),
-    ("1.7.34", "S6-v2"): (2, CRI_PLUGIN_V2, "runc", RUNC_NVIDIA),
-    ("2.0.6", "S1"): (3, CRI_RUNTIME_PLUGIN_V3, "runc", ALL_THREE),
-    ("2.0.6", "S3full"): (3, CRI_RUNTIME_PLUGIN_V3, "runc", ALL_THREE),
-    ("2.0.6", "S5"): (3, CRI_RUNTIME_PLUGIN_V3, "nvidia", ALL_THREE),
-    ("2.0.6", "S6"): (3, CRI_RUNTIME_PLUGIN_V3, "runc", RUNC_NVIDIA),
-    ("2.2.0", "S1"): (3, CRI_RUNTIME_PLUGIN_V3, "runc", ALL_THREE),
-    ("2.2.0", "S3full"): (3, CRI_RUNTIME_PLUGIN_V3, "runc", ALL_THREE),
-    ("2.2.0", "S5"): (3, CRI_RUNTIME_PLUGIN_V3, "nvidia", ALL_THREE),
-    ("2.2.0", "S6"): (3, CRI_RUNTIME_PLUGIN_V3, "runc", RUNC_NVIDIA),
-    ("2.3.4", "S1"): (4, CRI_RUNTIME_PLUGIN_V3, "runc", ALL_THREE),
-    ("2.3.4", "S1v4"): (4, CRI_RUNTIME_PLUGIN_V3, "runc", ALL_THREE),
-    ("2.3.4", "S3full"): (4, CRI_RUNTIME_PLUGIN_V3, "runc", ALL_THREE),
-    ("2.3.4", "S5"): (4, CRI_RUNTIME_PLUGIN_V3, "nvidia", ALL_THREE),
-    ("2.3.4", "S6"): (4, CRI_RUNTIME_PLUGIN_V3, "runc", RUNC_NVIDIA),
+# (release, scenario) -> (dump version, plugin key, default runtime, {runtime: BinaryName}), or the refusal containerd
+# prints on stderr; read off the trees (tests/fixtures/containerd/README.md) and what each release does with a config
+# version, not off the parser.
+REFUSES_V3_ON_1_7 = "unsupported config version `3`"
+REFUSES_V4_ON_1_7 = "unsupported config version `4`"
+REFUSES_V4_ON_2_2 = "expected containerd config version equal to or less than `3`, got `4`"
+PER_FAMILY = {
+    # 1.6.20 reads version 2 only and ignores a version 3/4 file without a word: only its built-in runc is left.
+    "1.6": {"S1": V2 + ("runc", RUNC_ONLY), "S1v4": V2 + ("runc", RUNC_ONLY), "S1-after-edit": V2 + ("runc", RUNC_ONLY),
+            "S3full": V2 + ("runc", ALL_THREE), "S3full-after-edit": V2 + ("runc", RUNC_NVIDIA),
+            "S5": V2 + ("runc", RUNC_ONLY), "S6": V2 + ("runc", RUNC_ONLY), "S6-v2": V2 + ("runc", RUNC_NVIDIA)},
+    "1.7": {"S1": REFUSES_V3_ON_1_7, "S1v4": REFUSES_V4_ON_1_7, "S1-after-edit": REFUSES_V3_ON_1_7,
+            "S3full": V2 + ("runc", ALL_THREE), "S3full-after-edit": V2 + ("runc", RUNC_NVIDIA),
+            "S5": REFUSES_V3_ON_1_7, "S6": REFUSES_V3_ON_1_7, "S6-v2": V2 + ("runc", RUNC_NVIDIA)},
+    "2.2": {"S1": V3 + ("runc", ALL_THREE), "S1v4": REFUSES_V4_ON_2_2, "S1-after-edit": V3 + ("runc", RUNC_NVIDIA),
+            "S3full": V3 + ("runc", ALL_THREE), "S3full-after-edit": V3 + ("runc", RUNC_NVIDIA),
+            "S5": V3 + ("nvidia", ALL_THREE), "S6": V3 + ("runc", RUNC_NVIDIA), "S6-v2": V3 + ("runc", RUNC_NVIDIA)},
 }
+# 2.3 and 2.4 migrate every file to version 4 and load every tree.
+PER_FAMILY["2.3"] = PER_FAMILY["2.4"] = {scenario: V4 + expected[2:] for scenario, expected in PER_FAMILY["2.2"].items()
+                                         if not isinstance(expected, str)} | {"S1v4": V4 + ("runc", ALL_THREE)}
+EXPECTATIONS = {(release, scenario): expected for release in RELEASES for scenario, expected in PER_FAMILY[release].items()}
 
 
-def _fixture_dirs():
-    return sorted(path.parent for path in SHARED_FIXTURES.glob("*/*/config-dump.rc"))
+def test_every_tree_is_covered_on_every_release():
+    assert scenarios(), "no scenario trees under tests/fixtures/containerd/trees"
+    for release in RELEASES:
+        assert set(PER_FAMILY[release]) == set(scenarios()), release
 
 
-def test_every_fixture_is_covered():
-    fixtures = {(path.parent.name, path.name) for path in _fixture_dirs()}
-    assert fixtures, f"no fixtures found under {SHARED_FIXTURES}"
-    failing = {fixture for fixture in fixtures if (SHARED_FIXTURES / fixture[0] / fixture[1] / "config-dump.rc").read_text().strip() != "0"}
-    assert fixtures - failing == set(FIXTURE_EXPECTATIONS)
-
-
-@pytest.mark.parametrize("version,scenario", sorted(FIXTURE_EXPECTATIONS))
-def test_real_dump_facts(version, scenario):
-    path = SHARED_FIXTURES / version / scenario / "config-dump.toml"
-    facts = facts_from_dump(path.read_text(), source="file", source_name=f"dump_file '{path}'")
-    dump_version, plugin_key, default_runtime, runtimes = FIXTURE_EXPECTATIONS[(version, scenario)]
+@pytest.mark.parametrize("release,scenario", sorted(EXPECTATIONS))
+def test_real_dump_facts(release, scenario, tmp_path):
+    dump = dumped(scenario, release, tmp_path)
+    expected = EXPECTATIONS[(release, scenario)]
+    if isinstance(expected, str):
+        assert dump.returncode != 0 and dump.text == "", (dump.returncode, dump.text[:200])
+        assert expected in dump.stderr, dump.stderr
+        # An empty dump is refused, never read as "no runtimes".
+        with pytest.raises(RuntimeGateError, match="printed nothing"):
+            facts_from_dump(dump.text, source="command", source_name="`containerd config dump`")
+        return
+    assert dump.returncode == 0, dump.stderr
+    facts = facts_from_dump(dump.text, source="file", source_name=f"dump_file '{dump.path}'")
+    dump_version, plugin_key, default_runtime, runtimes = expected
     assert facts["dump_version"] == dump_version
     assert facts["cri_runtime_plugin"] == plugin_key
     assert facts["default_runtime_name"] == default_runtime
@@ -67,13 +78,8 @@ def test_real_dump_facts(version, scenario):
     assert all(runtime["runtime_type"] == "io.containerd.runc.v2" for runtime in facts["runtimes"].values())
     assert facts["cri_disabled"] is False
     assert facts["ignored_runtimes"] == {}
-
-
-def test_failed_dump_of_v3_tree_on_1_7_is_empty_and_refused():
-    directory = SHARED_FIXTURES / "1.7.34" / "S1"
-    assert (directory / "config-dump.rc").read_text().strip() == "1"
-    with pytest.raises(RuntimeGateError, match="printed nothing"):
-        facts_from_dump((directory / "config-dump.toml").read_text(), source="command", source_name="`containerd config dump`")
+    # Judged by itself, the dump names its release family only (no binary was asked).
+    assert facts["containerd_version"] is None and facts["containerd_release"]["source"] == "inferred from the dump"
 
 
 def test_runtimes_under_the_old_key_in_a_v3_dump_are_reported_not_loaded():

@@ -20,7 +20,7 @@ DEMO = REPO_ROOT / "inventory" / "demo"
 
 def demo_facts(host):
     dump = (DEMO / "nodes" / host / "config-dump.toml").read_text()
-    return facts_from_dump(dump, source="file", source_name=host, containerd_version="1.6.20")
+    return facts_from_dump(dump, source="file", source_name=host, version_text="1.6.20")
 
 
 def test_fleet_findings_need_a_judged_host():

@@ -2,20 +2,26 @@
 
 1.x rows: trees in a temp dir (imports written as absolute temp paths), dumped by the real Debian
 containerd 1.6.20 and gathered by the real node code (``containerd_facts.gather`` +
-``gather_surroundings``, then ``facts_from_evidence``). 2.x rows: the real 2.0.6/2.2.0/2.3.4 dumps and
-trees of shared/fixtures/containerd, gathered by the same node code with the tree bind-mounted at
-/etc/containerd in a private mount namespace (as inventory/demo/bin/containerd-at-etc does); the
-containerd version is the one that produced the fixture dump. Every row is also shown silent on the
-healthy demo node gpu-node-01 (test_findings_demo.py).
+``gather_surroundings``, then ``facts_from_evidence``). 2.x rows: a scenario tree of tests/fixtures/containerd
+(changed as each row needs), dumped at test time by the real 2.2.9/2.3.4 binary (support.containerd_trees) and
+gathered by the same node code on a node root of its own (host_root: the tree at <root>/etc/containerd, stand-ins
+for the runtime binaries) with the version of the binary that printed the dump.
+PENDING_RESTART: a real daemon of every release runs a tree that is then edited without a restart, and the node
+code asks it with the real crictl. Every row is also shown silent on the healthy demo node gpu-node-01
+(test_findings_demo.py).
 """
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
-from support.paths import COLLECTIONS_ROOT, REPO_ROOT, SHARED_FIXTURES
+from support.containerd_daemons import containerd_wrapper, crictl, remove_daemon, start_daemon
+from support.containerd_trees import copy_tree, dump_node, dumped, release_named, scenario_etc
+from support.paths import COLLECTIONS_ROOT, REPO_ROOT
 from support.tools import require_tool
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import facts_from_evidence
@@ -89,45 +95,48 @@ def write_tree(base, files):
     return base / "config.toml"
 
 
-_AT_ETC_SCRIPT = """
-import json, subprocess, sys
-sys.path.insert(0, sys.argv[1])
-subprocess.run(["mount", "--bind", sys.argv[2], "/etc/containerd"], check=True)
-from ansible_collections.gpufleet.runtime_gate.plugins.modules.containerd_facts import gather, gather_surroundings
-params = json.loads(sys.argv[3])
-evidence, error = gather(params)
-print(json.dumps(gather_surroundings(params, evidence) if evidence else {"error": error}))
-"""
+# The binaries every fixture tree's runtimes name (tests/fixtures/containerd/README.md): the node has them all.
+NODE_BINARIES = ("usr/bin/runc", "usr/bin/containerd-shim-runc-v2", "usr/bin/nvidia-container-runtime",
+                 "usr/bin/nvidia-container-runtime.cdi")
 
 
 def facts_at_etc(tree, dump_file, containerd_version, **overrides):
     """Facts for a tree that lies at /etc/containerd on its node, judged from a captured dump.
 
-    The node code runs in a private mount namespace with ``tree`` bind-mounted at /etc/containerd, so
-    absolute node paths in ``imports`` resolve inside the tree; nothing changes on this machine.
+    The node is a directory of its own given as ``host_root``: the tree copied to its etc/containerd, and stand-ins for
+    the runtime binaries the fixtures name, so absolute node paths in ``imports`` resolve inside it and nothing of this
+    machine is read.
     """
-    require_tool(os.geteuid() == 0 and shutil.which("unshare") and os.path.isdir("/etc/containerd"),
-                 "needs root, unshare and an /etc/containerd mount point for a private bind mount")
+    node_root = Path(tempfile.mkdtemp(prefix="node-"))
+    shutil.copytree(tree, node_root / "etc" / "containerd")
+    for binary in NODE_BINARIES:
+        (node_root / binary).parent.mkdir(parents=True, exist_ok=True)
+        (node_root / binary).write_text("#!/bin/sh\nexit 0\n")
+        (node_root / binary).chmod(0o755)
     module_params = params("/etc/containerd/config.toml", dump_file=str(dump_file), containerd_bin="/nonexistent/containerd",
-                           dropin_dirs=["/etc/containerd/conf.d"], **overrides)
-    completed = subprocess.run(["unshare", "--mount", sys.executable, "-c", _AT_ETC_SCRIPT, str(COLLECTIONS_ROOT), str(tree),
-                                json.dumps(module_params)], capture_output=True, text=True, check=True, cwd="/")
-    evidence = json.loads(completed.stdout)
-    assert "error" not in evidence, evidence
-    facts = facts_from_evidence(evidence)
-    # The version of the containerd that printed the fixture dump (fixtures/containerd/<version>/).
-    facts["containerd_version"] = containerd_version
-    return facts
+                           dropin_dirs=["/etc/containerd/conf.d"], host_root=str(node_root), containerd_version=containerd_version,
+                           **overrides)
+    try:
+        evidence, error = gather(module_params)
+        assert error is None, error
+        return facts_from_evidence(gather_surroundings(module_params, evidence))
+    finally:
+        shutil.rmtree(node_root, ignore_errors=True)
 
 
-def fixture_tree(tmp_path, version, scenario, extra=None):
-    """A copy of a fixture's etc/containerd tree, with ``extra`` files written into it."""
-    tree = tmp_path / "etc-containerd"
-    shutil.copytree(SHARED_FIXTURES / version / scenario / "etc" / "containerd", tree)
-    for relative, text in (extra or {}).items():
-        (tree / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tree / relative).write_text(text)
-    return tree
+def read_as_release(facts, version):
+    """The same facts as if containerd ``version`` had printed the dump (version-gated rules)."""
+    exact = [int(part) for part in version.split(".")]
+    facts["containerd_version"] = version
+    facts["containerd_release"] = {"low": exact, "high": exact, "text": version, "source": "the test"}
+
+
+def real_dump_facts(tmp_path, scenario, release_name, extra=None):
+    """``(dump, facts)``: the scenario tree (with ``extra`` files) dumped by the real release, and the facts the node
+    code gathers for that tree at /etc/containerd, judged from that dump as the release's."""
+    dump = dumped(scenario, release_name, tmp_path, extra)
+    assert dump.returncode == 0, f"containerd {dump.release} refused the tree: {dump.stderr[-600:]}"
+    return dump, facts_at_etc(dump.etc, dump.path, dump.release.version)
 
 
 def verdict_of(facts, classes=None):
@@ -223,7 +232,7 @@ def test_relative_import_glob_is_version_gated(tmp_path, monkeypatch):
     facts = gathered_facts(config)
     # The same evidence read as another release: fixed in 1.6.29 / 1.7.16 (PRs #9835, #9834).
     for version, fires in (("1.6.28", True), ("1.6.29", False), ("1.7.15", True), ("1.7.16", False), ("2.0.0", False)):
-        facts["containerd_version"] = version
+        read_as_release(facts, version)
         assert ("RELATIVE_IMPORT_GLOB" in codes(verdict_of(facts))) is fires, version
 
 
@@ -234,7 +243,7 @@ def test_files_a_relative_glob_never_loaded_explain_nothing_else(tmp_path, monke
     config = write_tree(tmp_path, {"config.toml": V2_ROOT_RUNC.format(imports='"conf.d/*.toml"'), "conf.d/99-nvidia.toml": dropin})
     facts = gathered_facts(config)
     assert codes(verdict_of(facts)) == {"RELATIVE_IMPORT_GLOB"}
-    facts["containerd_version"] = "1.6.29"  # the same files read by a release that loads the drop-in
+    read_as_release(facts, "1.6.29")  # the same files read by a release that loads the drop-in
     assert "CRI_TABLE_REPLACED" in codes(verdict_of(facts))
 
 
@@ -253,7 +262,7 @@ def test_v3_config_on_1x(tmp_path):
 @pytest.mark.parametrize("version, outcome", [("1.6.31", "ignored"), ("1.6.32", "refused"), ("1.7.16", "ignored"), ("1.7.17", "refused")])
 def test_v3_config_on_1x_gates(tmp_path, version, outcome):
     facts = gathered_facts(write_tree(tmp_path, {"config.toml": V3_ROOT}))
-    facts["containerd_version"] = version  # the same files read as that release
+    read_as_release(facts, version)  # the same files read as that release
     assert only(verdict_of(facts), "V3_CONFIG_ON_1X")["evidence"]["outcome"] == outcome
 
 
@@ -337,23 +346,26 @@ def test_legacy_plugin_key_in_an_unversioned_1x_config(tmp_path):
 
 # ------------------------------------------------------------------------------------------- 2.x rows
 
-S1_DROPIN = (SHARED_FIXTURES / "2.2.0/S1/etc/containerd/conf.d/99-nvidia.toml").read_text()
+S1_DROPIN = (scenario_etc("S1") / "conf.d/99-nvidia.toml").read_text()
+S1V4_DROPIN = (scenario_etc("S1v4") / "conf.d/99-nvidia.toml").read_text()
 
 
 def test_confd_not_imported(tmp_path):
-    # 2.2.0/S6: one root file without imports. A conf.d drop-in is not loaded — and the real dump still
-    # lists the built-in pattern, so the dump's imports prove nothing.
-    dump = SHARED_FIXTURES / "2.2.0/S6/config-dump.toml"
-    assert "imports = ['/etc/containerd/conf.d/*.toml']" in dump.read_text()
-    tree = fixture_tree(tmp_path, "2.2.0", "S6", {"conf.d/99-nvidia.toml": S1_DROPIN})
-    verdict = verdict_of(facts_at_etc(tree, dump, "2.2.0"))
+    # S6 (one root file without imports) plus S1's drop-in in conf.d, dumped by the real 2.2.9: the drop-in is not
+    # loaded (no nvidia-cdi), and the dump still lists the built-in pattern, so the dump's imports prove nothing.
+    dump, facts = real_dump_facts(tmp_path, "S6", "2.2", {"conf.d/99-nvidia.toml": S1_DROPIN})
+    assert "imports = ['/etc/containerd/conf.d/*.toml']" in dump.text
+    assert sorted(facts["runtimes"]) == ["nvidia", "runc"]
+    verdict = verdict_of(facts)
     assert verdict["missing_handlers"] == ["nvidia-cdi"]
     finding = only(verdict, "CONFD_NOT_IMPORTED")
     assert finding["evidence"]["file"] == "/etc/containerd/conf.d/99-nvidia.toml"
     assert finding["evidence"]["root"] == "/etc/containerd/config.toml" and finding["handlers"] == ["nvidia-cdi"]
     assert "DROPIN_NOT_IMPORTED" not in codes(verdict)
-    # containerd 2.0/2.1 never had the default pattern: the same tree is a plain unimported drop-in.
-    assert "CONFD_NOT_IMPORTED" not in codes(verdict_of(facts_at_etc(tree, SHARED_FIXTURES / "2.0.6/S6/config-dump.toml", "2.0.6")))
+    # containerd 2.0/2.1 never had the default pattern (no such binary is built here): the same evidence read as
+    # 2.1 is a plain unimported drop-in.
+    read_as_release(facts, "2.1.5")
+    assert "CONFD_NOT_IMPORTED" not in codes(verdict_of(facts))
 
 
 LEGACY_TABLE = """
@@ -362,40 +374,49 @@ LEGACY_TABLE = """
   [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia-cdi.options]
     BinaryName = "/usr/bin/nvidia-container-runtime.cdi"
 """
+S6_WITH_LEGACY_TABLE = (scenario_etc("S6") / "config.toml").read_text() + LEGACY_TABLE
 
 
-@pytest.mark.parametrize("version", ["2.0.6", "2.2.0"])
-def test_legacy_plugin_key(tmp_path, version):
-    # S6 (version = 3) plus nvidia-cdi under the old grpc key: ignored with a journal warning, so the
-    # loaded runtimes are S6's real dump (runc, nvidia).
-    tree = fixture_tree(tmp_path, version, "S6")
-    (tree / "config.toml").write_text((tree / "config.toml").read_text() + LEGACY_TABLE)
-    verdict = verdict_of(facts_at_etc(tree, SHARED_FIXTURES / version / "S6/config-dump.toml", version))
+def test_legacy_plugin_key(tmp_path):
+    # S6 (version = 3) plus nvidia-cdi under the old grpc key, dumped by the real 2.2.9: ignored with a journal
+    # warning, the loaded runtimes are S6's (runc, nvidia).
+    dump, facts = real_dump_facts(tmp_path, "S6", "2.2", {"config.toml": S6_WITH_LEGACY_TABLE})
+    assert sorted(facts["runtimes"]) == ["nvidia", "runc"]
+    verdict = verdict_of(facts)
     assert verdict["missing_handlers"] == ["nvidia-cdi"]
     finding = only(verdict, "LEGACY_PLUGIN_KEY")
     assert finding["evidence"]["runtimes"] == ["nvidia-cdi"] and finding["evidence"]["config_version"] == 3
-    assert finding["evidence"]["line"] == line_of(tree / "config.toml", 'grpc.v1.cri".containerd.runtimes.nvidia-cdi]')
+    assert finding["evidence"]["line"] == line_of(dump.etc / "config.toml", 'grpc.v1.cri".containerd.runtimes.nvidia-cdi]')
     assert verdict["missing_explained"] == {"nvidia-cdi": ["LEGACY_PLUGIN_KEY"]}
 
 
-def test_legacy_plugin_key_on_2_3_only_for_version_4(tmp_path):
-    # 2.3 migrates every file below version 4 on its own (PR #12608): a version = 3 file is fine there.
-    tree = fixture_tree(tmp_path, "2.3.4", "S6")
-    (tree / "config.toml").write_text((tree / "config.toml").read_text() + LEGACY_TABLE)
-    facts = facts_at_etc(tree, SHARED_FIXTURES / "2.3.4/S6/config-dump.toml", "2.3.4")
-    assert "LEGACY_PLUGIN_KEY" not in codes(verdict_of(facts))
-    v4_tree = fixture_tree(tmp_path / "v4", "2.3.4", "S1v4")
-    dropin = v4_tree / "conf.d/99-nvidia.toml"
-    dropin.write_text(dropin.read_text() + LEGACY_TABLE.replace("nvidia-cdi", "nvidia-legacy"))
-    facts = facts_at_etc(v4_tree, SHARED_FIXTURES / "2.3.4/S1v4/config-dump.toml", "2.3.4")
-    assert only(verdict_of(facts), "LEGACY_PLUGIN_KEY")["evidence"]["runtimes"] == ["nvidia-legacy"]
+def test_legacy_plugin_key_on_2_3(tmp_path):
+    # A version = 3 file on 2.3 is migrated on its own (PR #12608), but the migration copies the old runtimes table only
+    # where the new one is absent (PR #10980): beside runtimes under io.containerd.cri.v1.runtime, the real 2.3.4 drops
+    # the old key's nvidia-cdi, and LEGACY_PLUGIN_KEY says why.
+    dump, facts = real_dump_facts(tmp_path / "v3", "S6", "2.3", {"config.toml": S6_WITH_LEGACY_TABLE})
+    assert facts["dump_version"] == 4 and sorted(facts["runtimes"]) == ["nvidia", "runc"], "what 2.3.4 loads"
+    verdict = verdict_of(facts)
+    assert verdict["missing_handlers"] == ["nvidia-cdi"]
+    finding = only(verdict, "LEGACY_PLUGIN_KEY")
+    assert (finding["evidence"]["runtimes"], finding["evidence"]["config_version"]) == (["nvidia-cdi"], 3)
+    assert finding["handlers"] == ["nvidia-cdi"] and "drops while migrating" in finding["message"]
+    assert verdict["missing_explained"] == {"nvidia-cdi": ["LEGACY_PLUGIN_KEY"]}
+    # A version = 4 file is not migrated at all: its old-key runtime is ignored.
+    dump, facts = real_dump_facts(tmp_path / "v4", "S1v4", "2.3",
+                                  {"conf.d/99-nvidia.toml": S1V4_DROPIN + LEGACY_TABLE.replace("nvidia-cdi", "nvidia-legacy")})
+    assert sorted(facts["runtimes"]) == ["nvidia", "nvidia-cdi", "runc"], "what 2.3.4 loads"
+    finding = only(verdict_of(facts), "LEGACY_PLUGIN_KEY")
+    assert (finding["evidence"]["runtimes"], finding["evidence"]["config_version"]) == (["nvidia-legacy"], 4)
+    assert "ignores for this config version" in finding["message"]
 
 
 def test_mixed_config_versions(tmp_path):
-    # Root version 2 (S3full's) + version 3 drop-in (S1's) on 2.2.0: merged version 3, no CRI migration,
-    # the root's runc settings are ignored; the loaded runtimes are those of 2.2.0/S1's real dump.
-    tree = fixture_tree(tmp_path, "2.2.0", "S3full", {"conf.d/99-nvidia.toml": S1_DROPIN})
-    verdict = verdict_of(facts_at_etc(tree, SHARED_FIXTURES / "2.2.0/S1/config-dump.toml", "2.2.0"))
+    # Root version 2 (S3full's) + version 3 drop-in (S1's) on 2.2.9: merged version 3, no CRI migration, the root's
+    # runc table is ignored (runc is still served: 2.x has it built in), as the real dump shows.
+    _dump, facts = real_dump_facts(tmp_path, "S3full", "2.2", {"conf.d/99-nvidia.toml": S1_DROPIN})
+    assert sorted(facts["runtimes"]) == ["nvidia", "nvidia-cdi", "runc"]
+    verdict = verdict_of(facts)
     assert verdict["verdict"] == OK
     finding = only(verdict, "MIXED_CONFIG_VERSIONS")
     assert finding["severity"] == "warning"
@@ -404,15 +425,24 @@ def test_mixed_config_versions(tmp_path):
 
 
 def test_mixed_config_versions_refused_on_2_3(tmp_path):
-    # 2.3.0–2.3.4 refuse a drop-in newer than the root (PR #12891): judged from S1's dump file.
-    tree = fixture_tree(tmp_path, "2.3.4", "S1", {"conf.d/99-nvidia.toml": (SHARED_FIXTURES / "2.3.4/S1v4/etc/containerd/conf.d/99-nvidia.toml").read_text()})
-    finding = only(verdict_of(facts_at_etc(tree, SHARED_FIXTURES / "2.3.4/S1/config-dump.toml", "2.3.4")), "MIXED_CONFIG_VERSIONS")
+    # 2.3.0-2.3.4 refuse a drop-in newer than the root (PR #12891): the real 2.3.4 refuses even to dump S1 with S1v4's
+    # drop-in. The node's daemon still runs what it loaded before the drop-in changed: S1, dumped by the same binary.
+    release = release_named("2.3")
+    edited = copy_tree("S1", tmp_path / "edited", {"conf.d/99-nvidia.toml": S1V4_DROPIN})
+    refused = dump_node(release, edited)
+    assert refused.returncode != 0 and refused.text == ""
+    assert "drop-in config version 4 higher than root config version 3" in refused.stderr
+    before = dump_node(release, copy_tree("S1", tmp_path / "before"))
+    assert before.returncode == 0, before.stderr
+    finding = only(verdict_of(facts_at_etc(edited / "etc" / "containerd", before.path, release.version)), "MIXED_CONFIG_VERSIONS")
     assert finding["severity"] == "error" and "refuses to start" in finding["message"]
+    assert (finding["evidence"]["root_version"], finding["evidence"]["config_version"]) == (3, 4)
 
 
 def test_default_runtime_not_runc(tmp_path):
-    tree = fixture_tree(tmp_path, "2.2.0", "S5")
-    verdict = verdict_of(facts_at_etc(tree, SHARED_FIXTURES / "2.2.0/S5/config-dump.toml", "2.2.0"))
+    _dump, facts = real_dump_facts(tmp_path, "S5", "2.2")
+    assert facts["default_runtime_name"] == "nvidia"
+    verdict = verdict_of(facts)
     assert verdict["verdict"] == OK
     finding = only(verdict, "DEFAULT_RUNTIME_NOT_RUNC")
     assert {key: finding["evidence"][key] for key in ("DEFAULT_RUNTIME", "AFFECTED", "NEEDS_RUNTIMECLASS", "BLAST_RADIUS")} == {
@@ -420,29 +450,50 @@ def test_default_runtime_not_runc(tmp_path):
     assert (finding["evidence"]["file"], finding["evidence"]["line"]) == ("/etc/containerd/conf.d/50-default.toml", 4)
 
 
-def crictl_evidence(path):
-    """The node's raw evidence for a `crictl info` that printed ``path`` (real captures, crictl 1.36)."""
-    return {"source": "crictl", "socket": "/run/containerd/containerd.sock", "command": ["crictl", "info"],
-            "rc": 0, "stdout": path.read_text(), "stderr": "", "error": None}
+# The tree each release's daemon runs: 1.x loads S3full (version 2), 2.x S1 (version 3, migrated to 4 on 2.3+).
+PENDING_RESTART_TREES = {"1.6": "S3full", "1.7": "S3full", "2.2": "S1", "2.3": "S1", "2.4": "S1"}
 
 
-@pytest.mark.parametrize("version, scenario, tree_in", [("2.2.0", "S1", "etc-after-edit"), ("1.7.34", "S3full", "etc-after-edit")])
-def test_pending_restart(tmp_path, version, scenario, tree_in):
-    # nvidia-cdi deleted from the drop-in without a restart: the dump lacks it, the daemon still serves it.
-    running = SHARED_FIXTURES / version / scenario / "running-daemon"
-    facts = facts_at_etc(running / tree_in, running / "config-dump-after-edit-no-restart.toml", version)
-    from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._daemon_view import daemon_view
+@pytest.fixture
+def running_daemon():
+    """``running_daemon(release, node_root)``: a real daemon on the node's tree (support.containerd_daemons), removed after."""
+    started = []
 
-    facts["daemon"] = daemon_view(crictl_evidence(running / "crictl-info-after-edit-no-restart.json"))
-    # Dump and crictl info were captured together on one node: stand-ins for running containerd there. A dump read
-    # from a file is never judged by a daemon's view (it may be another node's capture), so say where these came from.
-    # The binaries were stat'ed here, not on the capture node (which had them): leave them unknown.
-    facts["source"], facts["binaries"] = "command", None
+    def start(release, node_root):
+        daemon = start_daemon(release, node_root)
+        started.append(daemon)
+        assert daemon.running(), daemon.log()[-3000:]
+        return daemon
+
+    yield start
+    for daemon in started:
+        remove_daemon(daemon)
+
+
+@pytest.mark.parametrize("release_name", sorted(PENDING_RESTART_TREES))
+def test_pending_restart(tmp_path, running_daemon, release_name):
+    # nvidia-cdi deleted from the drop-in without a restart: the dump of the files lacks it, the daemon still serves it.
+    release, scenario = release_named(release_name), PENDING_RESTART_TREES[release_name]
+    node_root = copy_tree(scenario, tmp_path / "node")
+    for binary in NODE_BINARIES:  # the daemon starts no container: the node code only stats them
+        (node_root / binary).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy("/bin/true", node_root / binary)
+    daemon = running_daemon(release, node_root)
+    shutil.copy(scenario_etc(f"{scenario}-after-edit") / "conf.d" / "99-nvidia.toml",
+                node_root / "etc" / "containerd" / "conf.d" / "99-nvidia.toml")
+    # As production gathers on a node whose root is elsewhere: containerd (through the containerd-at-etc wrapper) dumps
+    # the edited files, the real crictl asks the running daemon.
+    facts = gathered_facts("/etc/containerd/config.toml", containerd_bin=containerd_wrapper(release, tmp_path),
+                           host_root=str(node_root), daemon=True, socket=str(daemon.socket), crictl_bin=crictl(),
+                           dropin_dirs=["/etc/containerd/conf.d"])
+    assert (facts["source"], facts["containerd_version"]) == ("command", release.version)
+    assert (facts["daemon"]["state"], facts["daemon"]["source"]) == ("serving", "crictl"), facts["daemon"]
     verdict = verdict_of(facts)
     assert verdict["loaded_source"] == "daemon" and verdict["daemon_runtimes"] == ["nvidia", "nvidia-cdi", "runc"]
     assert verdict["verdict"] == OK
     finding = only(verdict, "PENDING_RESTART")
     assert finding["evidence"]["only_in_daemon"] == ["nvidia-cdi"] and finding["evidence"]["dump_runtimes"] == ["nvidia", "runc"]
+    assert daemon.running()
     # Seen the other way (the daemon lost what the files now define), the handler is missing: an error.
     facts["daemon"]["runtimes"] = ["runc"]
     verdict = verdict_of(facts)
@@ -456,7 +507,7 @@ def test_rows_are_silent_without_evidence():
     dump = (REPO_ROOT / "inventory/demo/nodes/gpu-node-02/config-dump.toml").read_text()
     from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import facts_from_dump
 
-    verdict = verdict_of(facts_from_dump(dump, source="file", source_name="dump", containerd_version="1.6.20"))
+    verdict = verdict_of(facts_from_dump(dump, source="file", source_name="dump", version_text="1.6.20"))
     assert verdict["verdict"] == MISSING and verdict["findings"] == []
     # Without the files, "not configured anywhere" cannot be claimed: the handlers stay unexplained.
     assert verdict["missing_explained"] == {"nvidia": [], "nvidia-cdi": []}

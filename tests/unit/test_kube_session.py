@@ -1,5 +1,6 @@
 """ApiSession's throttling rules without a server: the waits it takes are the ones Retry-After asked for."""
 import email.utils
+import io
 import time
 
 import pytest
@@ -17,7 +18,13 @@ OPTIONS = {"host": "https://api.example:6443", "api_key": "unit-test-token-0f3e"
 
 
 class Answer:
-    data = b'{"kind": "RuntimeClassList", "items": []}'
+    """What a list call returns with _preload_content=False: a urllib3 response, read in chunks."""
+
+    def __init__(self):
+        self._body = io.BytesIO(b'{"kind": "RuntimeClassList", "items": []}')
+
+    def read(self, amt=None):
+        return self._body.read(amt)
 
 
 def throttled(retry_after):

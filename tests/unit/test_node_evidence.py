@@ -19,7 +19,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_eviden
     shim_binary_name,
     walk_imports,
 )
-from support.paths import SHARED_FIXTURES
+from support.containerd_trees import dump_text
 from support.tools import require_command, require_tool
 
 
@@ -224,11 +224,10 @@ def test_binaries_from_dump_and_daemon_text(tmp_path, monkeypatch):
     assert binaries["runc"]["kind"] == "default_runc" and binaries["runc"]["exists"] is False
 
 
-@pytest.mark.parametrize("dump", ["1.7.34/S3full/config-dump.toml", "2.2.0/S1/config-dump.toml"])
-def test_binary_names_found_in_real_dumps(dump, tmp_path):
-    path = SHARED_FIXTURES / dump
-    require_tool(path.is_file(), f"{path} is missing (the shared checkout)")
-    binaries = runtime_binaries(path.read_text(encoding="utf-8"), None, str(tmp_path / "no-containerd"))
+@pytest.mark.parametrize("release, scenario", [("1.7", "S3full"), ("2.2", "S1"), ("2.3", "S1v4")])
+def test_binary_names_found_in_real_dumps(release, scenario, tmp_path):
+    # The dump the real release prints for the tree: its runtimes' BinaryNames, the runc shim, runc.
+    binaries = runtime_binaries(dump_text(scenario, release, tmp_path), None, str(tmp_path / "no-containerd"))
     assert {"/usr/bin/nvidia-container-runtime", "/usr/bin/nvidia-container-runtime.cdi",
             "containerd-shim-runc-v2", "runc"} <= set(binaries)
     assert all(stat_entry["kind"] in ("BinaryName", "shim", "default_runc") for stat_entry in binaries.values())

@@ -1,18 +1,17 @@
 """The role's pure core: plan (preflight, rendering, imports) and the judgement of a candidate's dump.
 
-containerd 2.x cannot be installed here, so 2.x rendering is proven in two steps: the rendered files are
-parsed with ``tomllib``, and where a real 2.x fixture tree (../shared/fixtures/containerd/<version>/S1)
-has the same drop-in (equal after parsing), the real dump that binary printed for that tree is judged
-as the candidate's dump. What a real binary proves is named in each test; containerd 1.6 is proven
-live in tests/integration/role/.
+Rendered files are parsed with ``tomllib``; for 2.x the rendered drop-in is also written into a scenario tree of
+tests/fixtures/containerd (whose own drop-in it must equal after parsing) and the real 2.2/2.3/2.4 binary dumps that
+tree at test time (support.containerd_trees): that dump is judged as the candidate's. What a real binary proves is
+named in each test; containerd 1.6 is proven live in tests/integration/role/.
 """
 import subprocess
 import tomllib
 from pathlib import Path
 
 import pytest
-from support.paths import SHARED_FIXTURES
-from support.tools import require_command, require_tool
+from support.containerd_trees import copy_tree, dump_node, dump_text, release_named, scenario_etc
+from support.tools import require_command
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import facts_from_dump
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._render import config_target, make_plan, restore_plan
@@ -216,33 +215,32 @@ def test_v2_binary_with_a_version_2_root_writes_a_version_2_dropin():
     assert dropin["version"] == 2 and list(dropin["plugins"]) == ["io.containerd.grpc.v1.cri"]
 
 
-@pytest.mark.parametrize(("version", "scenario"), [("2.0.6", "S1"), ("2.2.0", "S1"), ("2.3.4", "S1v4")])
-def test_v2_rendering_matches_a_real_fixture_tree_whose_real_dump_passes_the_judgement(version, scenario):
-    """Proven by a real binary: containerd <version> dumped the fixture tree, whose drop-in equals (tomllib) the
-    one rendered here; so the fixture dump is the dump of our candidate. Not proven: the daemon itself."""
-    tree = SHARED_FIXTURES / version / scenario
-    require_tool(tree.is_dir(), f"{tree} is missing (the shared checkout)")
-    etc = tree / "etc" / "containerd"
+@pytest.mark.parametrize(("release_name", "scenario"), [("2.2", "S1"), ("2.3", "S1"), ("2.3", "S1v4"), ("2.4", "S1v4")])
+def test_v2_rendering_matches_a_real_fixture_tree_whose_real_dump_passes_the_judgement(release_name, scenario, tmp_path):
+    """Proven by a real binary: the drop-in rendered here, written into the scenario tree in place of its own (equal
+    after parsing), is dumped by that containerd release, and the dump passes the judgement. Not proven: the daemon."""
+    release = release_named(release_name)
+    etc = scenario_etc(scenario)
     root_text = (etc / "config.toml").read_text()
     fixture_dropin = etc / "conf.d" / "99-nvidia.toml"
-    plan = plan_for(root_text, version=version, runtimes=[NVIDIA, NVIDIA_CDI], dropin_name="99-nvidia.toml",
+    plan = plan_for(root_text, version=release.version, runtimes=[NVIDIA, NVIDIA_CDI], dropin_name="99-nvidia.toml",
                     glob_matches={"/etc/containerd/conf.d/*.toml": ["/etc/containerd/conf.d/99-nvidia.toml"]},
                     imported_texts={"/etc/containerd/conf.d/99-nvidia.toml": fixture_dropin.read_text()})
     assert plan["errors"] == []
     files = files_of(plan)
     assert list(files) == ["/etc/containerd/conf.d/99-nvidia.toml"]
     assert tomllib.loads(files["/etc/containerd/conf.d/99-nvidia.toml"]) == tomllib.loads(fixture_dropin.read_text())
-    assert (tree / "config-dump.rc").read_text().strip() == "0"
-    dump = (tree / "config-dump.toml").read_text()
-    errors, facts = judge_candidate(plan, dump, source_name="fixture dump")
+    node = copy_tree(scenario, tmp_path / "node", {"conf.d/99-nvidia.toml": files["/etc/containerd/conf.d/99-nvidia.toml"]})
+    dump = dump_node(release, node)
+    assert dump.returncode == 0, dump.stderr
+    errors, facts = judge_candidate(plan, dump.text, source_name=f"containerd {release} dump")
     assert errors == []
     assert {"runc", "nvidia", "nvidia-cdi"} <= set(facts["runtimes"])
+    assert facts["runtimes"]["nvidia-cdi"]["binary_name"] == "/usr/bin/nvidia-container-runtime.cdi"
 
 
-def test_judgement_fails_a_dump_that_lost_a_requested_runtime_or_an_existing_one():
-    root = SHARED_FIXTURES / "1.7.34" / "S6-v2"
-    require_tool(root.is_dir(), f"{root} is missing (the shared checkout)")
-    dump = (root / "config-dump.toml").read_text()  # real 1.7.34 dump: runc + nvidia, no nvidia-cdi
+def test_judgement_fails_a_dump_that_lost_a_requested_runtime_or_an_existing_one(tmp_path):
+    dump = dump_text("S6-v2", "1.7", tmp_path)  # the real 1.7 dump of S6-v2: runc + nvidia, no nvidia-cdi
     current = facts_from_dump(dump, source="file", source_name="fixture")
     plan = plan_for(ROOT_V2, runtimes=[NVIDIA_CDI])
     errors, _facts = judge_candidate(plan, dump, source_name="fixture", current_facts=current)

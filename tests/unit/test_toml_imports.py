@@ -5,7 +5,8 @@ import pytest
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._toml_imports import (
     read_top_level_imports,
 )
-from support.paths import REPO_ROOT, SHARED_FIXTURES
+from support.containerd_trees import TREES
+from support.paths import REPO_ROOT
 
 VALID_TEXTS = {
     "one-line": 'version = 2\nimports = ["/etc/containerd/conf.d/*.toml"]\n',
@@ -58,9 +59,10 @@ def test_agrees_with_tomllib(name):
     assert imports == expected
 
 
-def test_agrees_with_tomllib_on_every_config_file_in_the_repo_and_shared_fixtures():
-    paths = sorted(REPO_ROOT.glob("inventory/**/*.toml")) + sorted(SHARED_FIXTURES.glob("**/etc/**/*.toml"))
-    assert paths, "no config files found"
+def test_agrees_with_tomllib_on_every_config_file_in_the_repo_and_the_scenario_trees():
+    trees = sorted(TREES.glob("*/etc/containerd/**/*.toml"))
+    assert trees, f"no scenario trees under {TREES}"
+    paths = sorted(REPO_ROOT.glob("inventory/**/*.toml")) + trees
     for path in paths:
         text = path.read_text(encoding="utf-8")
         try:

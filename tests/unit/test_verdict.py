@@ -1,6 +1,6 @@
 """Requirements and verdicts: nodeSelector scoping, the default runtime, fail-closed cases."""
 import pytest
-from support.paths import SHARED_FIXTURES
+from support.containerd_trees import dump_text
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import facts_from_dump
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import (
@@ -36,9 +36,9 @@ def facts(runtimes, default="runc", **extra):
     }
 
 
-def fixture_facts(version, scenario):
-    path = SHARED_FIXTURES / version / scenario / "config-dump.toml"
-    return facts_from_dump(path.read_text(), source="file", source_name=str(path))
+def real_dump_facts(release, scenario, tmp_path):
+    """Facts of the dump the real containerd ``release`` prints for a scenario tree of tests/fixtures/containerd."""
+    return facts_from_dump(dump_text(scenario, release, tmp_path), source="file", source_name=f"{release}/{scenario} dump")
 
 
 def test_all_handlers_loaded_is_ok():
@@ -103,17 +103,18 @@ def test_disabled_cri_serves_nothing():
 
 
 @pytest.mark.parametrize(
-    "version,scenario,missing",
+    "release,scenario,missing",
     [
-        ("2.2.0", "S1", []),
-        ("2.2.0", "S6", ["nvidia-cdi"]),
-        ("2.3.4", "S5", []),
-        ("1.7.34", "S6-v2", ["nvidia-cdi"]),
-        ("2.0.6", "S3full", []),
+        ("2.2", "S1", []),
+        ("2.2", "S6", ["nvidia-cdi"]),
+        ("2.3", "S5", []),
+        ("1.7", "S6-v2", ["nvidia-cdi"]),
+        ("2.2", "S3full", []),
+        ("2.4", "S1-after-edit", ["nvidia-cdi"]),
     ],
 )
-def test_real_dumps_judged(version, scenario, missing):
-    verdict = judge(fixture_facts(version, scenario), CLASSES[:2], node_name="n", node_labels=GPU_LABELS)
+def test_real_dumps_judged(release, scenario, missing, tmp_path):
+    verdict = judge(real_dump_facts(release, scenario, tmp_path), CLASSES[:2], node_name="n", node_labels=GPU_LABELS)
     assert verdict["missing_handlers"] == missing
     assert verdict["verdict"] == (MISSING if missing else OK)
 

@@ -3,7 +3,8 @@ import subprocess
 import sys
 
 import pytest
-from support.paths import REPO_ROOT, SHARED_FIXTURES
+from support.containerd_trees import dumped
+from support.paths import REPO_ROOT
 from support.tools import require_command
 
 RC_CROSSCHECK = REPO_ROOT / "bin" / "rc-crosscheck"
@@ -46,41 +47,53 @@ def runtimeclasses(tmp_path):
     return path
 
 
-def dump(version, scenario):
-    return SHARED_FIXTURES / version / scenario / "config-dump.toml"
+@pytest.fixture(scope="module")
+def dump(tmp_path_factory):
+    """``dump(release, scenario)`` → a file holding what the real containerd ``release`` prints for a scenario tree of
+    tests/fixtures/containerd (support.containerd_trees), produced at test time."""
+    directory = tmp_path_factory.mktemp("dumps")
+    made = {}
+
+    def make(release_name, scenario):
+        if (release_name, scenario) not in made:
+            printed = dumped(scenario, release_name, directory)
+            assert printed.returncode == 0, printed.stderr
+            made[(release_name, scenario)] = printed.path
+        return made[(release_name, scenario)]
+    return make
 
 
 @pytest.mark.parametrize("via_venv_python", [False, True])
-def test_partial_dump_prints_exactly_the_missing_handlers(runtimeclasses, via_venv_python):
-    # 2.2.0/S6 loaded runc + nvidia; without --node-labels every class is required.
-    completed = run("--runtimeclasses", runtimeclasses, dump("2.2.0", "S6"), via_venv_python=via_venv_python)
+def test_partial_dump_prints_exactly_the_missing_handlers(runtimeclasses, via_venv_python, dump):
+    # The real 2.2 loads runc + nvidia from S6; without --node-labels every class is required.
+    completed = run("--runtimeclasses", runtimeclasses, dump("2.2", "S6"), via_venv_python=via_venv_python)
     assert (completed.returncode, completed.stdout, completed.stderr) == (1, "MISSING=nvdia\nMISSING=nvidia-cdi\n", "")
 
 
-def test_complete_dump_is_ok(runtimeclasses):
-    completed = run("--runtimeclasses", runtimeclasses, "--node-labels", "nvidia.com/gpu.present=true,pool=main", dump("2.3.4", "S1"))
+def test_complete_dump_is_ok(runtimeclasses, dump):
+    completed = run("--runtimeclasses", runtimeclasses, "--node-labels", "nvidia.com/gpu.present=true,pool=main", dump("2.3", "S1"))
     assert (completed.returncode, completed.stdout, completed.stderr) == (0, "OK\n", "")
 
 
-def test_node_labels_scope_the_classes(runtimeclasses):
-    completed = run("--runtimeclasses", runtimeclasses, "--node-labels", "gpufleet.example/pool=canary", dump("1.7.34", "S3full"))
+def test_node_labels_scope_the_classes(runtimeclasses, dump):
+    completed = run("--runtimeclasses", runtimeclasses, "--node-labels", "gpufleet.example/pool=canary", dump("1.7", "S3full"))
     assert (completed.returncode, completed.stdout) == (1, "MISSING=nvdia\n")
 
 
-def test_default_runtime_is_always_required(tmp_path):
+def test_default_runtime_is_always_required(tmp_path, dump):
     only_nvidia = tmp_path / "nvidia.yaml"
     only_nvidia.write_text(RUNTIMECLASSES.split("---", maxsplit=1)[0])
-    # 2.2.0/S5 sets default_runtime_name = nvidia, which is loaded: OK. Judge a dump whose default is absent:
+    # S5 sets default_runtime_name = nvidia, which is loaded: OK. Judge a dump whose default is absent:
     broken = tmp_path / "dump.toml"
-    broken.write_text(dump("2.2.0", "S5").read_text().replace("default_runtime_name = 'nvidia'", "default_runtime_name = 'kata'"))
+    broken.write_text(dump("2.2", "S5").read_text().replace("default_runtime_name = 'nvidia'", "default_runtime_name = 'kata'"))
     completed = run("--runtimeclasses", only_nvidia, broken)
     assert completed.returncode == 1
     # the CRI plugin cannot start without its default runtime, so nothing is served
     assert completed.stdout == "MISSING=kata\nMISSING=nvidia\n"
 
 
-def test_runtimeclasses_from_stdin(runtimeclasses):
-    completed = run("--runtimeclasses", "-", "--node-labels", "nvidia.com/gpu.present=true", dump("2.0.6", "S1"), stdin=RUNTIMECLASSES)
+def test_runtimeclasses_from_stdin(runtimeclasses, dump):
+    completed = run("--runtimeclasses", "-", "--node-labels", "nvidia.com/gpu.present=true", dump("2.2", "S1"), stdin=RUNTIMECLASSES)
     assert (completed.returncode, completed.stdout) == (0, "OK\n")
 
 
@@ -107,28 +120,28 @@ def test_garbage_dump_exits_2_with_one_line_on_stderr(tmp_path, runtimeclasses, 
     "manifest,fragment",
     [("kind: [unclosed", "YAML"), ("apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: x}\n", "handler")],
 )
-def test_garbage_manifest_exits_2(tmp_path, manifest, fragment):
+def test_garbage_manifest_exits_2(tmp_path, manifest, fragment, dump):
     path = tmp_path / "rc.yaml"
     path.write_text(manifest)
-    completed = run("--runtimeclasses", path, dump("2.2.0", "S1"))
+    completed = run("--runtimeclasses", path, dump("2.2", "S1"))
     assert (completed.returncode, completed.stdout) == (2, "")
     assert fragment in completed.stderr and "Traceback" not in completed.stderr
 
 
-def test_bad_node_labels_exit_2(runtimeclasses):
-    completed = run("--runtimeclasses", runtimeclasses, "--node-labels", "novalue", dump("2.2.0", "S1"))
+def test_bad_node_labels_exit_2(runtimeclasses, dump):
+    completed = run("--runtimeclasses", runtimeclasses, "--node-labels", "novalue", dump("2.2", "S1"))
     assert (completed.returncode, completed.stdout) == (2, "")
     assert "KEY=VALUE" in completed.stderr
 
 
-def test_unreachable_cluster_exits_2(tmp_path):
+def test_unreachable_cluster_exits_2(tmp_path, dump):
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(
         "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
         "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1', insecure-skip-tls-verify: true}}]\n"
         "users: [{name: u, user: {token: secret-token-value}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
     )
-    completed = run("--kubeconfig", kubeconfig, dump("2.2.0", "S1"))
+    completed = run("--kubeconfig", kubeconfig, dump("2.2", "S1"))
     assert (completed.returncode, completed.stdout) == (2, "")
     assert "127.0.0.1:1" in completed.stderr and "secret-token-value" not in completed.stderr
 

@@ -1,6 +1,12 @@
-"""The running daemon's view through the production path: real containerd 1.6 daemons, real ansible-playbook
+"""The running daemon's view through the production path: real containerd daemons, real ansible-playbook
 running ``gpufleet.runtime_gate.containerd_facts`` (local connection; the node's Python is the venv's, which has
-grpcio, so the module's gRPC client talks to the daemon's socket), the action plugin parsing on the controller.
+grpcio, so the module's gRPC client talks to the daemon's socket, or the real crictl does), the action plugin parsing
+on the controller.
+
+Debian's 1.6 runs on trees whose config names private root/state/socket paths (conftest.py). Every release (1.6, 1.7,
+2.2, 2.3, 2.4; support.containerd_daemons) also runs a scenario tree of tests/fixtures/containerd as the node's
+/etc/containerd in a private mount namespace with containerd's defaults; the module then gathers with that node root as
+``host_root`` and containerd run on it through the containerd-at-etc wrapper, and asks the daemon with the real crictl.
 
 - A healthy daemon: the daemon's view equals the dump; then a runtime is deleted from the drop-in without a
   restart: the dump loses it, the daemon still serves it (what PENDING_RESTART reports).
@@ -8,20 +14,22 @@ grpcio, so the module's gRPC client talks to the daemon's socket), the action pl
   unimplemented on the socket (verified on 1.6.20 with `ctr plugins ls`): the view is ``cri_unavailable`` with
   the plugin's init error (what CRI_UNAVAILABLE reports).
 - No client, no socket, not asked: ``unknown``, never the dump's runtimes.
+- crictl, when installed, is what the module asks (the real crictl).
 """
 from __future__ import annotations
 
 import json
 import os
 import shutil
-import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from support.paths import REPO_ROOT, SHARED_FIXTURES
+from support.containerd_daemons import containerd_wrapper, crictl
+from support.containerd_trees import SERVING_SCENARIO, copy_tree, release_named, running_daemon, scenario_etc
+from support.paths import REPO_ROOT
 from support.tools import require_tool
 
 from .conftest import cri_settings, daemon_settings
@@ -38,6 +46,8 @@ PLAYBOOK = """
     - name: Gather through the production module
       gpufleet.runtime_gate.containerd_facts:
         config_path: "{{ config_path }}"
+        containerd_bin: "{{ containerd_bin | default(omit) }}"
+        host_root: "{{ host_root | default(omit) }}"
         socket: "{{ socket }}"
         crictl_bin: "{{ crictl_bin | default('/nonexistent/crictl') }}"
         dump_file: "{{ dump_file | default(omit) }}"
@@ -134,12 +144,6 @@ def host_finding_codes(facts):
     if not hasattr(_findings, "host_findings"):
         return None
     return {finding["code"] for finding in _findings.host_findings(facts, {"missing_handlers": [], "node": "n"}, None)}
-
-
-def write_executable(path: Path, text: str) -> str:
-    path.write_text(text, encoding="utf-8")
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return str(path)
 
 
 def test_daemon_view_then_edit_without_restart(containerd_daemon, tmp_path):
@@ -254,20 +258,86 @@ def test_relative_glob_on_1_6_20_loads_nothing_from_the_daemon_cwd(containerd_da
 
 
 def test_crictl_is_preferred_when_installed(containerd_daemon, tmp_path):
-    """crictl is not packaged here: a stand-in checks the argv the module passes and replays a real capture."""
-    capture = SHARED_FIXTURES / "2.2.0" / "S1" / "running-daemon" / "crictl-info.json"
-    require_tool(capture.is_file(), f"{capture} is missing (the shared checkout)")
+    """With crictl installed the module asks it (the real crictl), not its own gRPC client: the same view."""
     daemon = containerd_daemon(healthy_tree)
-    crictl = write_executable(tmp_path / "crictl", (
-        "#!/bin/sh\n"
-        f'[ "$1 $2 $3" = "--runtime-endpoint unix://{daemon.socket} --timeout" ] && [ "$5" = info ] '
-        f'|| {{ echo "unexpected argv: $*" >&2; exit 64; }}\n'
-        f'exec cat "{capture}"\n'))
-    facts = facts_of(run_playbook(tmp_path, {"crictl": {"config_path": str(daemon.config_path),
-                                                        "socket": str(daemon.socket), "crictl_bin": crictl}})["crictl"])
-    view = facts["daemon"]
-    assert (view["state"], view["source"]) == ("serving", "crictl"), view
-    assert view["runtime_handlers"] == ["nvidia", "nvidia-cdi", "runc"]
+    node = {"config_path": str(daemon.config_path), "socket": str(daemon.socket)}
+    results = run_playbook(tmp_path, {"crictl": {**node, "crictl_bin": crictl()}, "grpc": node})
+    view, grpc_view = facts_of(results["crictl"])["daemon"], facts_of(results["grpc"])["daemon"]
+    assert (view["state"], view["source"], grpc_view["source"]) == ("serving", "crictl", "grpc"), view
+    assert view["runtimes"] == ["nvidia", "nvidia-cdi", "runc"] and view["default_runtime"] == "runc"
+    assert view["runtime_handlers"] is None, "containerd 1.x never reports runtimeHandlers"
+    assert {**grpc_view, "source": "crictl"} == view
+
+
+# ------------------------------------------------------------------ every release, on a scenario tree at /etc/containerd
+
+RELEASES = sorted(SERVING_SCENARIO)  # support.containerd_daemons.releases(), by name
+
+
+def on_node(release, node_root, daemon, work_dir, **extra):
+    """Host variables for a node whose / is ``node_root``: containerd runs on it through the containerd-at-etc wrapper,
+    the real crictl asks its running daemon."""
+    return {"config_path": "/etc/containerd/config.toml", "host_root": str(node_root),
+            "containerd_bin": containerd_wrapper(release, work_dir), "socket": str(daemon.socket),
+            "crictl_bin": crictl(), "dropin_dirs": ["/etc/containerd/conf.d"], **extra}
+
+
+@pytest.mark.parametrize("release_name", RELEASES)
+def test_every_release_daemon_view_then_edit_without_restart(release_name, tmp_path):
+    release, scenario = release_named(release_name), SERVING_SCENARIO[release_name]
+    node_root = copy_tree(scenario, tmp_path / "node")
+    with running_daemon(release, node_root) as daemon:
+        node = on_node(release, node_root, daemon, tmp_path)
+        facts = facts_of(run_playbook(tmp_path, {"serving": node})["serving"])
+        assert (facts["source"], facts["containerd_version"]) == ("command", release.version)
+        view = facts["daemon"]
+        assert (view["state"], view["source"], view["socket"]) == ("serving", "crictl", str(daemon.socket)), view
+        assert view["runtimes"] == ["nvidia", "nvidia-cdi", "runc"] == sorted(facts["runtimes"])
+        assert view["default_runtime"] == "runc" and view["cri_ready"] is True
+        # runtimeHandlers came with containerd 2.0; the unnamed default entry is left out.
+        expected_handlers = None if release.name.startswith("1.") else ["nvidia", "nvidia-cdi", "runc"]
+        assert view["runtime_handlers"] == expected_handlers, view
+        assert view["runtime_details"]["nvidia-cdi"]["binary_name"] == NVIDIA_CDI_BINARY
+        dropin = "/etc/containerd/conf.d/99-nvidia.toml"
+        assert [(entry["path"], entry["role"]) for entry in facts["config_files"]] == [
+            ("/etc/containerd/config.toml", "root"), (dropin, "import")]
+        if (codes := host_finding_codes(facts)) is not None:
+            assert "PENDING_RESTART" not in codes and "CRI_UNAVAILABLE" not in codes, codes
+
+        # Delete nvidia-cdi from the drop-in; do not restart.
+        shutil.copy(scenario_etc(f"{scenario}-after-edit") / "conf.d" / "99-nvidia.toml",
+                    node_root / "etc" / "containerd" / "conf.d" / "99-nvidia.toml")
+        edited = facts_of(run_playbook(tmp_path, {"serving": node})["serving"])
+        assert sorted(edited["runtimes"]) == ["nvidia", "runc"], "the dump re-reads the edited files"
+        assert edited["daemon"]["runtimes"] == ["nvidia", "nvidia-cdi", "runc"], "the daemon still runs the old config"
+        assert daemon.running()
+    if (codes := host_finding_codes(edited)) is not None:
+        assert "PENDING_RESTART" in codes, codes
+
+
+@pytest.mark.parametrize("release_name", RELEASES)
+def test_every_release_with_a_failed_cri_plugin_is_cri_unavailable(release_name, tmp_path):
+    """default_runtime_name names no runtime: the daemon runs, its CRI plugin failed. crictl and the gRPC client both
+    find RuntimeService unimplemented; the gRPC client also names the plugin's init error."""
+    release, scenario = release_named(release_name), SERVING_SCENARIO[release_name]
+    etc = scenario_etc(scenario)
+    node_root = copy_tree(scenario, tmp_path / "node", {  # every file that names the default (S3full's drop-in too)
+        str(path.relative_to(etc)): path.read_text().replace('default_runtime_name = "runc"', 'default_runtime_name = "kata"')
+        for path in etc.rglob("*.toml")})
+    with running_daemon(release, node_root) as daemon:
+        node = on_node(release, node_root, daemon, tmp_path)
+        results = run_playbook(tmp_path, {"by-crictl": node, "by-grpc": {**node, "crictl_bin": "/nonexistent/crictl"}})
+        assert daemon.running()
+    for host, source in (("by-crictl", "crictl"), ("by-grpc", "grpc")):
+        facts = facts_of(results[host])
+        # The dump does not validate the CRI config: it lists every runtime, and the default no runtime has.
+        assert sorted(facts["runtimes"]) == ["nvidia", "nvidia-cdi", "runc"] and facts["default_runtime_name"] == "kata"
+        view = facts["daemon"]
+        assert (view["state"], view["source"], view["runtimes"], view["cri_ready"]) == ("cri_unavailable", source, [], False), view
+        assert "unknown service runtime.v1.RuntimeService" in view["reason"], view
+        if (codes := host_finding_codes(facts)) is not None:
+            assert "CRI_UNAVAILABLE" in codes, (host, codes)
+    assert any('default_runtime_name = "kata"' in error for error in facts_of(results["by-grpc"])["daemon"]["cri_plugin_errors"])
 
 
 @pytest.fixture(autouse=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from support import fleet as fleet_support
 from support import sshd as sshd_support
-from support.paths import REPO_ROOT, SHARED_FIXTURES
+from support.paths import REPO_ROOT
 from support.tools import require_command, require_tool
 
 CROSSCHECK_PLAYBOOK = REPO_ROOT / "playbooks" / "crosscheck.yml"
@@ -28,12 +28,6 @@ SSH_ADDRESSES = ("127.0.0.2", "127.0.0.3", "127.0.0.4")
 @pytest.fixture(scope="session")
 def containerd_bin() -> str:
     return require_command("containerd", "containerd")
-
-
-@pytest.fixture(scope="session")
-def shared_containerd_fixtures() -> Path:
-    require_tool(SHARED_FIXTURES.is_dir(), f"{SHARED_FIXTURES} is missing (the shared checkout)")
-    return SHARED_FIXTURES
 
 
 @pytest.fixture(scope="module")

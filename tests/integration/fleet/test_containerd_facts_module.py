@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from ansible.template import trust_as_template
 
+from support.containerd_trees import dumped
 from support.fleet import FleetHost, build_fleet, runtime_binary
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -80,22 +81,30 @@ def test_facts_from_live_dumps_on_many_hosts(tmp_path, containerd_facts_on):
                 assert runtime["options"]["SystemdCgroup"] is True, (host.name, name, runtime)
 
 
-def test_facts_from_dump_files_never_run_the_binary(tmp_path, containerd_facts_on, shared_containerd_fixtures):
-    """A live 1.6 dump taken beforehand and dumps printed by 1.7.34, 2.2.0 and 2.3.4 (shared fixtures)."""
-    released_dumps = {version: shared_containerd_fixtures / version / scenario / "config-dump.toml"
-                      for version, scenario in (("1.7.34", "S3full"), ("2.2.0", "S1"), ("2.3.4", "S1"))}
+def test_facts_from_dump_files_never_run_the_binary(tmp_path, containerd_facts_on):
+    """A live 1.6 dump taken beforehand, and dumps the real 1.7, 2.2 and 2.3 print for scenario trees of
+    tests/fixtures/containerd (support.containerd_trees), taken just before the run."""
+    released_dumps = {f"dump-{release_name}": dumped(scenario, release_name, tmp_path / "released")
+                      for release_name, scenario in (("1.7", "S3full"), ("2.2", "S1"), ("2.3", "S1"))}
+    # One capture with what `containerd --version` printed beside it: the release is then exact.
+    versioned = dumped("S1v4", "2.3", tmp_path / "released")
+    versioned.write_version_file()
+    released_dumps["dump-2.3-versioned"] = versioned
+    for host_name, dump in released_dumps.items():
+        assert dump.returncode == 0, (host_name, dump.stderr)
     hosts = [FleetHost("dump-live-1.6-partial", "dropin-partial", use_dump_file=True)] + [
-        FleetHost(f"dump-{version}", "config-absent",
-                  inventory_vars={"runtime_gate_dump_file": str(dump_path),
+        FleetHost(host_name, "config-absent",
+                  inventory_vars={"runtime_gate_dump_file": str(dump.path),
                                   "runtime_gate_containerd_bin": str(tmp_path / "no-such-containerd")})
-        for version, dump_path in released_dumps.items()]
+        for host_name, dump in released_dumps.items()]
     fleet = build_fleet(tmp_path, hosts)
     results = containerd_facts_on(fleet)
     expected = {
         "dump-live-1.6-partial": (2, "io.containerd.grpc.v1.cri", {"runc", "nvidia"}),
-        "dump-1.7.34": (2, "io.containerd.grpc.v1.cri", {"runc", "nvidia", "nvidia-cdi"}),
-        "dump-2.2.0": (3, "io.containerd.cri.v1.runtime", {"runc", "nvidia", "nvidia-cdi"}),
-        "dump-2.3.4": (4, "io.containerd.cri.v1.runtime", {"runc", "nvidia", "nvidia-cdi"}),
+        "dump-1.7": (2, "io.containerd.grpc.v1.cri", {"runc", "nvidia", "nvidia-cdi"}),
+        "dump-2.2": (3, "io.containerd.cri.v1.runtime", {"runc", "nvidia", "nvidia-cdi"}),
+        "dump-2.3": (4, "io.containerd.cri.v1.runtime", {"runc", "nvidia", "nvidia-cdi"}),
+        "dump-2.3-versioned": (4, "io.containerd.cri.v1.runtime", {"runc", "nvidia", "nvidia-cdi"}),
     }
     for host_name, (dump_version, cri_plugin, runtimes) in expected.items():
         result = results[host_name]
@@ -107,8 +116,14 @@ def test_facts_from_dump_files_never_run_the_binary(tmp_path, containerd_facts_o
         assert facts["default_runtime_name"] == "runc", host_name
         tree_binary = runtime_binary(fleet.tree(host_name), "nvidia") if host_name.startswith("dump-live") else NVIDIA_BINARY
         assert facts["runtimes"]["nvidia"]["binary_name"] == tree_binary, host_name
-        # No binary ran: the version comes only from `containerd --version`.
+    # No binary ran: the release is what the version file beside the dump says, or none (the family from the dump).
+    versioned_facts = results["dump-2.3-versioned"]["ansible_facts"]["containerd"]
+    assert versioned_facts["containerd_version"] == versioned.release.version
+    assert "containerd-version.txt" in versioned_facts["version_source"]
+    for host_name in ("dump-live-1.6-partial", "dump-1.7", "dump-2.2", "dump-2.3"):
+        facts = results[host_name]["ansible_facts"]["containerd"]
         assert facts["containerd_version"] is None, host_name
+        assert facts["containerd_release"]["source"] == "inferred from the dump", host_name
 
 
 def test_gathering_failures_name_the_node_and_the_command_or_file(tmp_path, containerd_facts_on):

@@ -1,0 +1,74 @@
+"""Every difference between two loaded configurations (``config dump`` before and after a change).
+
+Controller side (``tomllib``). The role's proof uses it: a change keeps everything the node loaded before unless the
+inputs name it, so every leaf key of the current dump is compared with the candidate's, not only the runtimes —
+``oom_score``, ``debug.level``, ``metrics.address``, ``grpc.max_recv_message_size``, registry mirrors and the options of
+runtimes the change does not touch included. Both dumps come from the same binary, so both are migrated to the same
+config version and compare key for key.
+"""
+
+import tomllib
+
+# A credential's value is never repeated in a message (docs/security.md): these key names hold one.
+CREDENTIAL_KEYS = frozenset({"password", "auth", "identitytoken", "token", "client_key", "key_file", "secret"})
+MAX_SHOWN_VALUE = 80
+
+
+def leaves(document, prefix=()):
+    """``{("plugins", "io.containerd.grpc.v1.cri", ...): value}`` for every non-table value (arrays whole)."""
+    found = {}
+    for key, value in document.items():
+        path = prefix + (str(key),)
+        if isinstance(value, dict) and value:
+            found.update(leaves(value, path))
+        else:
+            found[path] = value
+    return found
+
+
+def _shown(path, value):
+    if value is _ABSENT:
+        return "(absent)"
+    if path and path[-1].lower() in CREDENTIAL_KEYS:
+        return "<redacted>"
+    text = repr(value)
+    return text if len(text) <= MAX_SHOWN_VALUE else text[:MAX_SHOWN_VALUE] + "…"
+
+
+_ABSENT = object()
+
+
+def differences(before_text, after_text, *, named):
+    """``["key: before -> after", ...]`` for every leaf that differs, except those ``named(path)`` accepts.
+
+    ``named`` says which key paths the change's inputs name (its runtimes, the default it may switch, the root
+    settings it writes); top-level ``imports`` always differ (a pattern is added, and the candidate's paths are a copy's).
+    """
+    before = leaves(tomllib.loads(before_text))
+    after = leaves(tomllib.loads(after_text))
+    lines = []
+    for path in sorted(set(before) | set(after)):
+        if path[0] == "imports" or named(path):
+            continue
+        old, new = before.get(path, _ABSENT), after.get(path, _ABSENT)
+        if old != new:
+            lines.append(f"{'.'.join(path)}: {_shown(path, old)} -> {_shown(path, new)}")
+    return lines
+
+
+def named_by_plan(plan, runtime_plugin_keys, root_setting_paths=()):
+    """The ``named`` predicate for a role plan: its runtimes, its default switch when allowed, its root settings."""
+    runtimes = set(plan["expected"]["runtimes"])
+    default_named = bool(plan["expected"].get("default_runtime")) or bool(plan.get("allow_default_change"))
+    settings = {tuple(path) for path in root_setting_paths}
+
+    def named(path):
+        for key in runtime_plugin_keys:
+            base = ("plugins", key, "containerd")
+            if path[:3] == base and len(path) > 4 and path[3] == "runtimes" and path[4] in runtimes:
+                return True
+            if default_named and path == base + ("default_runtime_name",):
+                return True
+        return any(path[:len(setting)] == setting for setting in settings)
+
+    return named

@@ -1,0 +1,58 @@
+"""A dump is judged by itself: `bin/rc-crosscheck DUMP` never borrows this machine's containerd or files.
+
+The dumps are printed at test time by the real 2.2.9 and 1.7.35 binaries (tests/support/containerd_trees.py); this
+machine runs Debian's containerd 1.6.20, whose version must appear nowhere in the judgement of a 2.2 dump.
+"""
+import subprocess
+
+from support.containerd_trees import dumped
+from support.paths import REPO_ROOT
+
+RC_CROSSCHECK = REPO_ROOT / "bin" / "rc-crosscheck"
+CLASSES = """\
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: nvidia}
+handler: nvidia
+---
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: gvisor}
+handler: gvisor
+"""
+
+
+def run(tmp_path, *arguments):
+    classes = tmp_path / "classes.yaml"
+    classes.write_text(CLASSES)
+    return subprocess.run([str(RC_CROSSCHECK), *map(str, arguments), "--runtimeclasses", str(classes), "--explain"],
+                          capture_output=True, text=True, check=False, cwd="/")
+
+
+def test_a_2_2_dump_alone_is_judged_as_2_x_and_reads_no_file_of_this_machine(tmp_path):
+    dump = dumped("S1", "2.2", tmp_path)
+    completed = run(tmp_path, dump.path)
+    assert completed.returncode == 1, completed.stderr
+    assert completed.stdout.splitlines()[0] == "MISSING=gvisor"
+    # Version 3 dump → 2.0-2.2, said as inferred; no 1.x rule, no claim about files nobody read.
+    assert "1.6.20" not in completed.stdout
+    for code in ("V3_CONFIG_ON_1X", "CRI_TABLE_REPLACED", "NOT_CONFIGURED_ANYWHERE"):
+        assert code not in completed.stdout
+
+
+def test_the_version_file_beside_the_dump_names_the_exact_release(tmp_path):
+    dump = dumped("S3full", "1.7", tmp_path)
+    dump.write_version_file()
+    completed = run(tmp_path, dump.path, "--host-root", dump.node_root)
+    assert completed.returncode == 1, completed.stderr
+    assert "containerd_version=1.7.35" in completed.stdout
+    assert "version file" in completed.stdout and "1.6.20" not in completed.stdout
+    # The node's files were examined (explicit host root): gvisor is configured nowhere.
+    assert "gvisor: NOT_CONFIGURED_ANYWHERE" in completed.stdout
+
+
+def test_a_stated_version_the_dump_contradicts_is_refused(tmp_path):
+    dump = dumped("S1", "2.2", tmp_path)
+    completed = run(tmp_path, dump.path, "--containerd-version", "1.6.20")
+    assert completed.returncode == 2
+    assert "not from the same containerd" in completed.stderr and "Traceback" not in completed.stderr

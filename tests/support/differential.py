@@ -1,0 +1,150 @@
+"""Differential testing: the verdict against what a real containerd daemon serves, tree by tree, release by release.
+
+For one generated tree and one release: the real daemon starts on the tree (support.containerd_daemons) and ``crictl
+info`` says what it serves — the truth. Our verdict is then made three ways, each as production makes it (the node
+module's ``gather`` + ``gather_surroundings``, the controller's ``facts_from_evidence`` and ``judge``):
+
+* ``live``: containerd runs on the node's tree (the containerd-at-etc wrapper under ``host_root``) and the running
+  daemon is asked over its socket with the real crictl;
+* ``dump``: the dump that release printed, judged by itself — no version, no host root, no daemon;
+* ``dump+root``: the same dump with the node's tree as ``host_root`` and the version file beside it.
+
+Each mode's served set (``loaded_runtimes``; nothing for UNKNOWN) is compared with the truth for every handler a tree
+can define: a handler we serve that the daemon does not is a false OK, the reverse a false MISSING; UNKNOWN while the
+daemon serves the handler is reported as such (fail closed, but a disagreement all the same).
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from support.config_trees import ALL_HANDLERS, Tree
+from support.containerd_daemons import Release, config_dump, containerd_wrapper, remove_daemon, served_by_daemon, start_daemon
+
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import facts_from_evidence
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge
+from ansible_collections.gpufleet.runtime_gate.plugins.modules.containerd_facts import gather, gather_surroundings
+
+MODES = ("live", "dump", "dump+root")
+RUNTIMECLASSES = [{"name": f"rc-{handler}", "handler": handler, "node_selector": None, "overhead_pod_fixed": None,
+                   "tolerations": []} for handler in ALL_HANDLERS]
+
+
+def _params(**overrides):
+    values = {"containerd_bin": None, "config_path": "/etc/containerd/config.toml", "host_root": None, "dump_file": None,
+              "containerd_version": None, "timeout": 60, "dropin_dirs": ["/etc/containerd/conf.d"],
+              "cdi_spec_dirs": ["/etc/cdi"], "daemon": False, "socket": "/nonexistent.sock", "crictl_bin": "crictl"}
+    values.update(overrides)
+    return values
+
+
+def verdict_for(params):
+    """(verdict, or None with the reason it is UNKNOWN)."""
+    evidence, error = gather(params)
+    if error:
+        return None, error
+    try:
+        facts = facts_from_evidence(gather_surroundings(params, evidence))
+    except RuntimeGateError as failure:
+        return None, str(failure)
+    return judge(facts, RUNTIMECLASSES, node_name="node", node_labels={}), None
+
+
+def judge_tree(tree: Tree, release: Release, crictl_bin: str) -> dict:
+    """Truth and the three verdicts for ``tree`` on ``release``: ``{"truth", "modes": {mode: {...}}, "disagreements"}``."""
+    scratch = Path(tempfile.mkdtemp(prefix="diff-"))
+    try:
+        node_root = tree.write(scratch / "node")
+        # The node's runtimes: BinaryName /usr/bin/runc and the runc shim exist on the node, as on this machine.
+        for binary in ("usr/bin/runc", "usr/bin/containerd-shim-runc-v2"):
+            (node_root / binary).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy("/bin/true", node_root / binary)
+        daemon = start_daemon(release, node_root)
+        try:
+            truth = served_by_daemon(daemon, crictl_bin)
+            modes = {}
+            wrapper = containerd_wrapper(release, scratch)
+            modes["live"] = verdict_for(_params(containerd_bin=wrapper, host_root=str(node_root), daemon=True,
+                                                socket=str(daemon.socket), crictl_bin=crictl_bin))
+        finally:
+            remove_daemon(daemon)
+        dumped = config_dump(release, node_root)
+        alone, beside_root = scratch / "alone", scratch / "beside"
+        alone.mkdir()
+        beside_root.mkdir()
+        for directory in (alone, beside_root):
+            (directory / "config-dump.toml").write_text(dumped.stdout if dumped.returncode == 0 else "", encoding="utf-8")
+        (beside_root / "containerd-version.txt").write_text(f"containerd github.com/containerd/containerd v{release.version}\n")
+        if dumped.returncode != 0:
+            failure = (None, f"config dump exited {dumped.returncode}: {dumped.stderr.strip()[-300:]}")
+            modes["dump"] = modes["dump+root"] = failure
+        else:
+            modes["dump"] = verdict_for(_params(dump_file=str(alone / "config-dump.toml")))
+            modes["dump+root"] = verdict_for(_params(dump_file=str(beside_root / "config-dump.toml"), host_root=str(node_root)))
+        return compare(tree, release, truth, modes)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def compare(tree, release, truth, modes):
+    served_truth = set(truth["served"]) & set(ALL_HANDLERS)
+    disagreements, results = [], {}
+    for mode in MODES:
+        verdict, reason = modes[mode]
+        served = None if verdict is None else set(verdict["loaded_runtimes"]) & set(ALL_HANDLERS)
+        results[mode] = {"status": "UNKNOWN" if verdict is None else verdict["verdict"], "served": served,
+                         "reason": reason or (verdict or {}).get("reason"), "explained": (verdict or {}).get("missing_explained")}
+        if served is None:
+            if served_truth:
+                disagreements.append({"mode": mode, "kind": "unknown-while-served", "handlers": sorted(served_truth),
+                                      "reason": reason})
+            continue
+        false_ok = sorted(served - served_truth)
+        false_missing = sorted(served_truth - served)
+        if false_ok:
+            disagreements.append({"mode": mode, "kind": "false-ok", "handlers": false_ok, "reason": results[mode]["reason"]})
+        if false_missing:
+            disagreements.append({"mode": mode, "kind": "false-missing", "handlers": false_missing,
+                                  "reason": results[mode]["reason"]})
+        disagreements.extend(dict(wrong, mode=mode) for wrong in wrong_reasons(mode, truth, verdict))
+    return {"seed": tree.seed, "release": release.version, "truth": truth, "modes": results, "disagreements": disagreements}
+
+
+# The codes that may say "the CRI plugin does not serve": its start-up checks, the default runtime, the daemon's own word.
+CRI_DOWN_CODES = {"CRI_PLUGIN_FAILS", "DEFAULT_RUNTIME_UNDEFINED", "CRI_UNAVAILABLE"}
+
+
+def wrong_reasons(mode, truth, verdict):
+    """The generated causes the daemon confirmed, each needing its reason code in the verdict's explanation.
+
+    CRI down (daemon up, no CRI service) needs a CRI code; a handler the daemon lists with an empty runtime type needs
+    RUNTIME_TYPE_MISSING; with the node's files at hand (``live``, ``dump+root``) no missing handler stays unexplained.
+    """
+    codes = {finding["code"] for finding in verdict["findings"]}
+    explained = verdict.get("missing_explained") or {}
+    wrong = []
+    if truth["running"] and not truth["cri"] and not codes & CRI_DOWN_CODES:
+        wrong.append({"kind": "wrong-reason", "handlers": sorted(explained), "reason": f"CRI down, codes {sorted(codes)}"})
+    for handler, runtime_type in sorted(truth["runtimes"].items()):
+        if truth["cri"] and not runtime_type and handler in explained and "RUNTIME_TYPE_MISSING" not in explained[handler]:
+            wrong.append({"kind": "wrong-reason", "handlers": [handler],
+                          "reason": f"empty runtime_type, explained by {explained[handler]}"})
+    if mode != "dump":
+        unexplained = sorted(handler for handler, reasons in explained.items() if not reasons)
+        if unexplained:
+            wrong.append({"kind": "wrong-reason", "handlers": unexplained, "reason": "no finding explains it"})
+    return wrong
+
+
+def describe(tree: Tree, outcome: dict) -> str:
+    truth = outcome["truth"]
+    lines = [f"containerd {outcome['release']}: daemon running={truth['running']} cri={truth['cri']} "
+             f"serves={truth['served']} runtimes={truth['runtimes']} error={str(truth['error'])[-300:]!r}"]
+    for mode, result in outcome["modes"].items():
+        lines.append(f"  {mode}: {result['status']} served={sorted(result['served']) if result['served'] is not None else None} "
+                     f"reason={str(result['reason'])[:300]!r}")
+    for disagreement in outcome["disagreements"]:
+        lines.append(f"  DISAGREEMENT {disagreement}")
+    return "\n".join(lines) + "\n" + tree.show()
