@@ -10,10 +10,11 @@ OUT := out
 
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: requirements.txt
+# requirements.txt: what the collection needs on a controller (and in a user's EE); requirements-test.txt: the rest.
+$(VENV)/.installed: requirements.txt requirements-test.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is needed for the controller, found " + sys.version.split()[0])'
 	$(PYTHON) -m venv $(VENV)
-	$(VENV_PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(VENV_PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-test.txt
 	@touch $@
 
 system-packages:
@@ -45,8 +46,9 @@ demo-rollout: venv system-packages
 
 # The real third-party binaries the tests run, built once per machine from the Go module proxy with the `go` client
 # into ~/.cache/gpufleet-runtime-gate (tools/build-components prints what it builds and how long it takes; the first
-# run takes about 15 minutes on 2 cores, later runs a second).
-COMPONENTS ?= containerd-1.7 containerd-2.2 containerd-2.3 containerd-2.4 crictl
+# run takes about 15 minutes on 2 cores, later runs a second): containerd releases and crictl for the node side,
+# etcd, kube-apiserver, kube-scheduler and kwok for the real cluster of tests/integration/cluster.
+COMPONENTS ?= containerd-1.7 containerd-2.2 containerd-2.3 containerd-2.4 crictl etcd kube-apiserver kube-scheduler kwok
 components:
 	@tools/build-components $(COMPONENTS)
 

@@ -19,7 +19,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._loaded_config_diff import leaves
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._render import make_plan
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._render import input_errors, make_plan
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._render_proof import (
     candidate_tree,
     judge_candidate,
@@ -69,6 +69,12 @@ class ActionModule(ActionBase):
 
         def fail(msg, **fields):
             return {**result, **fields, "failed": True, "changed": False, "msg": f"{node}: {msg}"}
+
+        # Refused before the node is read: the first probe globs the import pattern and reads what it matches.
+        refused = input_errors(root_path=args["config_path"], runtimes=args["runtimes"], dropin_dir=args["dropin_dir"],
+                               dropin_name=args["dropin_name"], import_pattern=import_pattern)
+        if refused:
+            return fail("\n".join(refused))
 
         probe_common = dict(containerd_bin=args["containerd_bin"], timeout=args["timeout"])
         gathered = self._probe(task_vars, mode="gather", config_path=args["config_path"], patterns=[import_pattern],

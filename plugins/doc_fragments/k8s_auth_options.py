@@ -60,6 +60,7 @@ options:
     description:
       - URL of an HTTP(S) proxy to reach the API server through.
       - E(HTTPS_PROXY) is not read; set this option or E(K8S_AUTH_PROXY).
+      - It may carry C(user:password@); like O(api_key) it is never shown in task output, also at C(-vvv).
     type: str
 notes:
   - The options follow the names of the C(kubernetes.core) collection's C(k8s_auth_options), so one

@@ -15,16 +15,24 @@ description:
     and a warning names it, so a node is never dropped from the check unnoticed.
   - Sets the host variables C(runtime_gate_node_name) (the Node name) and C(runtime_gate_node_labels) (its labels),
     which the collection's crosscheck playbooks read.
+  - Constructable like P(ansible.builtin.constructed#inventory) (O(compose), O(groups), O(keyed_groups), O(strict)), over the
+    host variables above and C(ansible_host); e.g. a group per GPU product from
+    C(runtime_gate_node_labels['nvidia.com/gpu.product']).
+  - An option the plugin does not know (a typo such as C(node_group)) is an error, not ignored.
   - The configuration file's name must end in C(.k8s_nodes.yml) or C(.k8s_nodes.yaml).
-  - Cluster access options not set in the file are read from the E(K8S_AUTH_*) environment variables
-    (E(K8S_AUTH_KUBECONFIG), E(K8S_AUTH_HOST), E(K8S_AUTH_API_KEY), ...), then the in-cluster service account,
-    then the default kubeconfig, as the collection's modules do.
+  - Each cluster access option not set in the file is read from its E(K8S_AUTH_*) environment variable
+    (E(K8S_AUTH_KUBECONFIG), E(K8S_AUTH_HOST), E(K8S_AUTH_API_KEY), ...). The connection then comes from, in this
+    order (as the collection's modules and C(rc-crosscheck) do) - 1. O(host) with O(api_key) (or with O(client_cert)
+    and O(client_key)), no file read; 2. O(kubeconfig) (or only O(context), in the default kubeconfig); 3. the
+    in-cluster service account; 4. the default kubeconfig (E(KUBECONFIG), else C(~/.kube/config)). Options set
+    explicitly override what a kubeconfig says.
   - Any failure to read the cluster is one error naming the API server and the problem (never the token). With
     Ansible's default C(inventory_unparsed_failed=false) a failed source only warns and leaves an empty inventory;
     set E(ANSIBLE_INVENTORY_UNPARSED_FAILED=true) (or C([inventory] unparsed_is_failed = true)) so the run fails instead.
 version_added: 0.1.0
 author: gpufleet platform team (@gpufleet)
 extends_documentation_fragment:
+  - ansible.builtin.constructed
   - ansible.builtin.inventory_cache
   - gpufleet.runtime_gate.k8s_auth_options
 options:
@@ -74,6 +82,19 @@ node_groups:
     pool: canary
 address_type: [InternalIP, Hostname]
 
+# A group per GPU product (gpu_product_NVIDIA_A100_SXM4_80GB, ...) and per pool, a variable from a label.
+plugin: gpufleet.runtime_gate.k8s_nodes
+keyed_groups:
+  - key: runtime_gate_node_labels['nvidia.com/gpu.product'] | default('none')
+    prefix: gpu_product
+  - key: runtime_gate_node_labels.pool | default('none')
+    prefix: pool
+groups:
+  canary_gpus: runtime_gate_node_labels.pool | default('') == 'canary'
+compose:
+  node_zone: runtime_gate_node_labels['topology.kubernetes.io/zone'] | default('unknown')
+strict: true
+
 # Ask the API server once an hour at most (cache kept in JSON files on the controller).
 plugin: gpufleet.runtime_gate.k8s_nodes
 cache: true
@@ -85,7 +106,8 @@ cache_timeout: 3600
 import re
 
 from ansible.errors import AnsibleParserError
-from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable
+from ansible import constants as C
+from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import normalise_cluster_objects
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
@@ -103,10 +125,10 @@ except ImportError:
     # ApiSession then raises KubernetesLibraryMissing, which says what to install.
     kube_client = None
 
-GROUP_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+GROUP_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # fullmatch: "$" would accept a trailing newline
 
 
-class InventoryModule(BaseInventoryPlugin, Cacheable):
+class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
     NAME = "gpufleet.runtime_gate.k8s_nodes"
 
     def verify_file(self, path):
@@ -114,7 +136,8 @@ class InventoryModule(BaseInventoryPlugin, Cacheable):
 
     def parse(self, inventory, loader, path, cache=True):
         super().parse(inventory, loader, path, cache)
-        self._read_config_data(path)
+        config = self._read_config_data(path)
+        _refuse_unknown_options(config, C.config.get_configuration_definitions("inventory", self._load_name), path)
         node_groups = _checked_node_groups(self.get_option("node_groups"), path)
         address_types = _checked_address_types(self.get_option("address_type"), path)
         cache_key = self.get_cache_key(path)
@@ -143,6 +166,8 @@ class InventoryModule(BaseInventoryPlugin, Cacheable):
             auth_options[name] = None if origin == "default" else value
         try:
             with ApiSession(auth_options) as session:
+                for warning in session.warnings:
+                    self.display.warning(f"{self.NAME}: {warning}")
                 node_items = session.list_all("Nodes (v1)", kube_client.CoreV1Api(session.client).list_node,
                                               DEFAULT_PAGE_SIZE, list_kind="NodeList")
             nodes = normalise_cluster_objects([], node_items, f"the API server {session.server}")["nodes"]
@@ -172,6 +197,15 @@ class InventoryModule(BaseInventoryPlugin, Cacheable):
                 self.display.warning(
                     f"{self.NAME}: Node '{host}' reports no {' or '.join(address_types)} address (it reports: {reported}); "
                     f"added without ansible_host, so Ansible connects to the name '{host}'")
+            self._construct(host)
+
+    def _construct(self, host):
+        """compose, then groups and keyed_groups over the host's variables (composed ones included), as constructed does."""
+        strict = self.get_option("strict")
+        self._set_composite_vars(self.get_option("compose"), self.inventory.get_host(host).get_vars(), host, strict=strict)
+        host_vars = self.inventory.get_host(host).get_vars()
+        self._add_host_to_composed_groups(self.get_option("groups"), host_vars, host, strict=strict)
+        self._add_host_to_keyed_groups(self.get_option("keyed_groups"), host_vars, host, strict=strict)
 
 
 def _preferred_address(addresses, address_types):
@@ -187,7 +221,7 @@ def _checked_node_groups(node_groups, path):
         raise AnsibleParserError(f"{path}: node_groups must be a mapping of group name to label selector")
     checked = {}
     for group, node_selector in node_groups.items():
-        if not isinstance(group, str) or not GROUP_NAME.match(group):
+        if not isinstance(group, str) or not GROUP_NAME.fullmatch(group):
             raise AnsibleParserError(
                 f"{path}: node_groups: {group!r} is not a valid group name (letters, digits and _, not starting with a digit)")
         # `group_name:` with nothing after it reads as None in YAML: the empty selector, every Node.
@@ -202,6 +236,19 @@ def _checked_node_groups(node_groups, path):
                     "(quote them in YAML, e.g. \"true\")")
         checked[group] = dict(node_selector)
     return checked
+
+
+def _refuse_unknown_options(config, definitions, path):
+    """ansible-core ignores keys of an inventory file it has no option for: a misspelt option would silently be its default."""
+    known = {"plugin"}
+    for name, definition in definitions.items():
+        known.add(name)
+        known.update(definition.get("aliases") or ())
+    unknown = sorted(str(key) for key in config if key not in known)
+    if unknown:
+        raise AnsibleParserError(
+            f"{path}: unknown option(s) {', '.join(unknown)} for {InventoryModule.NAME}; "
+            f"its options are {', '.join(sorted(known))} (ansible-doc -t inventory {InventoryModule.NAME})")
 
 
 def _checked_address_types(address_types, path):

@@ -20,7 +20,6 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors impo
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import parse_containerd_version, parse_version
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cri_startup import (
-    CRI_PLUGIN_IDS_V2,
     CRI_PLUGIN_IDS_V3,
     CRI_PLUGIN_V2,
     CRI_RUNTIME_PLUGIN_V3,
@@ -86,17 +85,28 @@ def root_config_summary(text, path):
     return summary
 
 
-def facts_from_dump(dump_text, *, source, source_name, version_text=None, version_source="the caller", root_config=None):
+def _declared_root_version(root_config):
+    """The version the node's root file declares (a file without the line is version 1), None when it was not read."""
+    if not root_config or not root_config.get("exists") or root_config.get("parse_error"):
+        return None
+    return root_config["version"] if root_config["version"] is not None else 1
+
+
+def facts_from_dump(dump_text, *, source, source_name, version_text=None, version_source="the caller", root_config=None,
+                    require_dump_keys=False):
     """Turn a ``config dump`` text into containerd facts.
 
     ``source`` is ``"command"`` or ``"file"``; ``source_name`` names the command or file in messages;
     ``version_text`` is what the node (or the user) says printed it (``containerd --version`` output or ``1.7.35``),
     from ``version_source``; without it the release family is inferred from the dump.
+    ``require_dump_keys``: refuse text without the top-level keys every dump prints (``DUMP_TOP_LEVEL_KEYS``).
     Raises RuntimeGateError for text that is not a usable dump.
     """
     if not dump_text.strip():
         raise RuntimeGateError(f"{source_name} printed nothing (an empty configuration dump)")
     document = parse_toml(dump_text, source_name)
+    if require_dump_keys:
+        _require_dump_keys(document, source_name)
     dump_version = _dump_version(document, source_name)
     release = release_of(dump_version, version_text, version_source, source_name)
     plugins = _table(document, ("plugins",), source_name, default={})
@@ -126,9 +136,13 @@ def facts_from_dump(dump_text, *, source, source_name, version_text=None, versio
         # containerd decodes disabled_plugins as []string; an ID of another type cannot be what it loaded.
         if not isinstance(plugin, str):
             raise RuntimeGateError(f"{source_name}: disabled_plugins holds {_type_name(plugin)}, expected plugin IDs (strings)")
-    cri_ids = CRI_PLUGIN_IDS_V3 if dump_version >= 3 else CRI_PLUGIN_IDS_V2
+    root_version = _declared_root_version(root_config)
+    if dump_version >= 3:
+        cri_ids = CRI_PLUGIN_IDS_V3
+    else:  # 1.x: a version 1 root names plugins by ID (cri_startup)
+        cri_ids = {"cri"} if root_version is not None and root_version < 2 else {CRI_PLUGIN_V2}
     runtimes = {name: _runtime_facts(name, table, effective_key, source_name) for name, table in runtimes_table.items()}
-    startup = cri_startup(document, dump_version, runtimes)
+    startup = cri_startup(document, dump_version, runtimes, root_version=root_version)
     for name, runtime in startup["added_runtimes"].items():
         runtimes[name] = dict(_plain(runtime), created_from_deprecated_table=True)
 
@@ -141,7 +155,7 @@ def facts_from_dump(dump_text, *, source, source_name, version_text=None, versio
         # What the CRI plugin uses: the deprecated 1.x default_runtime table renames it to "default". None: unnamed.
         "default_runtime_name": (startup["default_runtime_name"] if startup["added_runtimes"].get("default") else default_runtime_name) or None,
         "runtimes": runtimes,
-        "cri_startup": {"errors": startup["errors"], "notes": startup["notes"],
+        "cri_startup": {"errors": startup["errors"], "notes": startup["notes"], "undecided": startup["undecided"],
                         "default_runtime_empty": default_runtime_name == "" and not startup["added_runtimes"].get("default")},
         "ignored_runtimes": {other_key: sorted(ignored_runtimes)} if isinstance(ignored_runtimes, dict) and ignored_runtimes else {},
         "disabled_plugins": [str(plugin) for plugin in disabled_plugins],
@@ -150,6 +164,23 @@ def facts_from_dump(dump_text, *, source, source_name, version_text=None, versio
         "source_name": source_name,
         "root_config": root_config,
     }
+
+
+# Top-level keys `containerd config dump` prints whatever the files say: root and state are filled with their
+# defaults even when a file sets them to "" and [plugins] holds every registered plugin's settings (checked on the
+# real 1.6.20, 1.7.35, 2.2.9, 2.3.4 and 2.4.2 with an empty config file). A node's config.toml rarely sets root and
+# state, and never all four: passed as a dump it would be judged as if containerd had loaded it alone.
+DUMP_TOP_LEVEL_KEYS = ("version", "root", "state", "plugins")
+
+
+def _require_dump_keys(document, source_name):
+    missing = [key for key in DUMP_TOP_LEVEL_KEYS if key not in document]
+    if missing:
+        raise RuntimeGateError(
+            f"{source_name} has no top-level {', '.join(missing)}, which every `containerd config dump` prints, so it "
+            "is not such an output (a config file? Give the node's files with host_root, or save the output of "
+            "`containerd config dump` on the node)"
+        )
 
 
 def _dump_version(document, source_name):
@@ -263,6 +294,9 @@ def facts_from_evidence(evidence):
         version_text=evidence.get("version_text"),
         version_source=evidence.get("version_source") or "`containerd --version` on the node",
         root_config=root_config_summary(evidence.get("root_config_text"), evidence["config_path"]),
+        # A command's output is what containerd (or the wrapper the user named) printed; a file is whatever the
+        # user pointed at, so it must look like a dump before it is judged as one.
+        require_dump_keys=evidence["source"] == "file",
     )
     facts["files_examined"] = evidence.get("files_examined", True) is not False
     facts["root_config"]["read_error"] = evidence.get("root_config_error")

@@ -31,10 +31,9 @@ SNAPSHOTTER_PLUGIN_PREFIX = "io.containerd.snapshotter.v1."
 TRANSFER_PLUGIN = "io.containerd.transfer.v1.local"
 RUNTIME_V1_LINUX = "io.containerd.runtime.v1.linux"
 
-# Plugin IDs whose presence in disabled_plugins takes the CRI service down. "cri" is the short ID an unversioned file
-# may use (Docker's containerd.io package ships disabled_plugins = ["cri"]); 1.x dumps print what the files said,
-# 2.x migrates short IDs (PR #10907). On 2.x the CRI service requires the runtime and images plugins (plugins/cri/cri.go).
-CRI_PLUGIN_IDS_V2 = frozenset({CRI_PLUGIN_V2, "cri"})
+# Plugin IDs whose presence in disabled_plugins takes the CRI service down on 2.x, which migrates the short "cri" of an
+# unversioned file (Docker's containerd.io package ships disabled_plugins = ["cri"]; PR #10907). On 2.x the CRI service
+# requires the runtime and images plugins (plugins/cri/cri.go). 1.x: see cri_startup's root_version.
 CRI_PLUGIN_IDS_V3 = frozenset({CRI_PLUGIN_V2, CRI_RUNTIME_PLUGIN_V3, CRI_IMAGES_PLUGIN_V3, "cri"})
 
 # Snapshotters compiled into containerd for Linux (cmd/containerd/builtins*_linux.go @v1.6.20, @v1.7.35;
@@ -52,19 +51,45 @@ IO_TYPES = frozenset({"", "fifo", "streaming"})
 _GO_DURATION = re.compile(r"[-+]?(?:0|(?:(?:\d+\.?\d*|\.\d+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+)")
 
 
-def cri_startup(document, dump_version, runtimes):
+def cri_startup(document, dump_version, runtimes, root_version=None):
     """What the CRI plugin does with this loaded configuration.
 
     ``runtimes`` are the dump's runtimes (``_containerd_config._runtime_facts`` shape). Returns
     ``{"errors": [sentence, ...], "notes": [...], "added_runtimes": {name: runtime}, "default_runtime_name": name}``:
     any error means the plugin does not start and no runtime is served; ``added_runtimes`` are runtimes the plugin
-    creates from deprecated tables (1.x), and ``default_runtime_name`` the default it then uses.
+    creates from deprecated tables (1.x), and ``default_runtime_name`` the default it then uses; ``undecided`` (1.x)
+    says why the dump alone cannot tell whether the plugin starts.
+
+    ``root_version`` is the version the node's root file declares (None: the file was not read). On 1.x it decides how
+    ``disabled_plugins`` is matched: a version 1 root (no ``version`` line) names plugins by ID (``cri``), a version 2
+    root by URI (``io.containerd.grpc.v1.cri``) — ``V1DisabledFilter``/``V2DisabledFilter`` in
+    services/server/config/config.go, chosen by ``config.GetVersion()`` in services/server/server.go @v1.6.20, @v1.7.35.
+    The 1.x dump prints ``version = 2`` and the list as written either way.
     """
     plugins = document.get("plugins") if isinstance(document.get("plugins"), dict) else {}
     disabled = [plugin for plugin in document.get("disabled_plugins") or () if isinstance(plugin, str)]
     if dump_version >= 3:
-        return _startup_2x(plugins, disabled, runtimes)
-    return _startup_1x(plugins, disabled, runtimes)
+        return dict(_startup_2x(plugins, disabled, runtimes), undecided=None)
+    by_uri = _startup_1x(plugins, disabled, runtimes)
+    by_id = _startup_1x(plugins, _disabled_by_id(disabled), runtimes)
+    if root_version is None and any(len(plugin.split(".")) < 4 for plugin in disabled):
+        # A version 2 root with an entry that is no URI is refused whole ("invalid disabled plugin URI", ValidateV2 in
+        # services/server/config/config.go @v1.6.20): a dump that printed one came from a version 1 root.
+        root_version = 1
+    if root_version is not None:
+        return dict(by_id if root_version < 2 else by_uri, undecided=None)
+    if by_uri["errors"] != by_id["errors"]:
+        return dict(by_uri, undecided=(
+            f"disabled_plugins {disabled} disables the CRI plugin or its snapshotter only if the root config is version "
+            f"{2 if by_uri['errors'] else 1} ({'by URI' if by_uri['errors'] else 'by plugin ID'}), and the dump does not "
+            "say which (containerd 1.x prints version = 2 for both): judge it with the node's root config (host_root)"))
+    return dict(by_uri, undecided=None)
+
+
+def _disabled_by_id(disabled):
+    """The URIs a version 1 root's ``disabled_plugins`` turns off: an entry matches a plugin's ID, the URI's last part."""
+    uris = [CRI_PLUGIN_V2, *(SNAPSHOTTER_PLUGIN_PREFIX + name for name in sorted(SNAPSHOTTERS_1X))]
+    return [uri for uri in uris if uri.rsplit(".", 1)[-1] in disabled]
 
 
 def _table(mapping, *keys):
@@ -83,7 +108,7 @@ def _startup_1x(plugins, disabled, runtimes):
     containerd = _table(cri, "containerd")
     where = f'plugins."{CRI_PLUGIN_V2}".containerd'
     errors, notes, added = [], [], {}
-    if any(plugin in CRI_PLUGIN_IDS_V2 for plugin in disabled):
+    if CRI_PLUGIN_V2 in disabled:
         errors.append("the CRI plugin is in disabled_plugins: containerd serves no runtime to the kubelet")
     default_name = containerd.get("default_runtime_name") if "default_runtime_name" in containerd else "runc"
     default_name = default_name if isinstance(default_name, str) else ""
@@ -121,8 +146,8 @@ def _startup_1x(plugins, disabled, runtimes):
     errors.extend(_registry_errors(_table(cri, "registry"), f'plugins."{CRI_PLUGIN_V2}".registry'))
     for key in ("stream_idle_timeout", "image_pull_progress_timeout", "drain_exec_sync_io_timeout"):
         errors.extend(_duration_errors(cri, key, f'plugins."{CRI_PLUGIN_V2}"'))
-    snapshot_error, snapshot_note = _snapshotter_problem(_text(containerd, "snapshotter") or DEFAULT_SNAPSHOTTER,
-                                                        disabled, SNAPSHOTTERS_1X, f"{where}.snapshotter")
+    snapshot_error, snapshot_note = _snapshotter_problem(
+        _text(containerd, "snapshotter") or DEFAULT_SNAPSHOTTER, disabled, SNAPSHOTTERS_1X, f"{where}.snapshotter")
     errors.extend(snapshot_error)
     notes.extend(snapshot_note)
     return {"errors": errors, "notes": notes, "added_runtimes": added, "default_runtime_name": default_name}
@@ -153,8 +178,8 @@ def _startup_2x(plugins, disabled, runtimes):
     errors.extend(_duration_errors(_table(plugins, CRI_PLUGIN_V2), "stream_idle_timeout", f'plugins."{CRI_PLUGIN_V2}"'))
     errors.extend(_duration_errors(images, "image_pull_progress_timeout", f'plugins."{CRI_IMAGES_PLUGIN_V3}"'))
     errors.extend(_registry_errors(_table(images, "registry"), f'plugins."{CRI_IMAGES_PLUGIN_V3}".registry', tls=False))
-    snapshot_error, snapshot_note = _snapshotter_problem(_text(images, "snapshotter") or DEFAULT_SNAPSHOTTER,
-                                                        disabled, SNAPSHOTTERS_2X, f'plugins."{CRI_IMAGES_PLUGIN_V3}".snapshotter')
+    snapshot_error, snapshot_note = _snapshotter_problem(
+        _text(images, "snapshotter") or DEFAULT_SNAPSHOTTER, disabled, SNAPSHOTTERS_2X, f'plugins."{CRI_IMAGES_PLUGIN_V3}".snapshotter')
     errors.extend(snapshot_error)
     notes.extend(snapshot_note)
     errors.extend(_transfer_errors(plugins, disabled))

@@ -78,8 +78,10 @@ def finding_lines(findings, indent="  "):
 
 def explanation_lines(verdict):
     """The findings of a verdict as indented lines, each missing handler's explanation first."""
+    unexplained = ("not explained: the node's config files were not examined (judge the dump with its host root)"
+                   if verdict.get("files_examined") is False else "no finding explains it")
     lines = [
-        f"  {handler}: {', '.join(codes) if codes else 'no finding explains it'}"
+        f"  {handler}: {', '.join(codes) if codes else unexplained}"
         for handler, codes in (verdict.get("missing_explained") or {}).items()
     ]
     return lines + ["  " + line for line in finding_lines(verdict.get("findings") or [])]

@@ -27,6 +27,11 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_obj
     SANDBOX_FAILURE_REASON,
     normalise_cluster_objects,
 )
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube_credentials import (
+    InlineCredentialFiles,
+    plaintext_credentials_warning,
+    proxy_secrets,
+)
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import (
     RuntimeGateError,
     cut_text,
@@ -64,7 +69,8 @@ AUTH_ARG_SPEC = {
                     "fallback": (env_fallback, ["K8S_AUTH_CLIENT_CERT", "K8S_AUTH_CERT_FILE"])},
     "client_key": {"type": "path", "aliases": ["key_file"],
                    "fallback": (env_fallback, ["K8S_AUTH_CLIENT_KEY", "K8S_AUTH_KEY_FILE"])},
-    "proxy": {"type": "str", "fallback": (env_fallback, ["K8S_AUTH_PROXY"])},
+    # A proxy URL can carry user:password (http://user:pw@proxy:3128): hidden like the token, also at -vvv.
+    "proxy": {"type": "str", "no_log": True, "fallback": (env_fallback, ["K8S_AUTH_PROXY"])},
 }
 
 DEFAULT_PAGE_SIZE = 500
@@ -163,14 +169,21 @@ def build_api_client(options):
     auth = resolve_auth_options(options)
     configuration = kube_client.Configuration()
     secrets = [auth["api_key"]] if auth["api_key"] else []
+    secrets += proxy_secrets(auth["proxy"])
     credentials_given = auth["host"] and (auth["api_key"] or (auth["client_cert"] and auth["client_key"]))
-    if not credentials_given and (auth["kubeconfig"] or auth["context"]):
-        _load_kubeconfig(configuration, auth["kubeconfig"], auth["context"], secrets)
-    elif not credentials_given:
-        try:
-            kube_config.load_incluster_config(client_configuration=configuration)
-        except ConfigException:
-            _load_kubeconfig(configuration, None, None, secrets)
+    inline_files = InlineCredentialFiles()
+    try:
+        if not credentials_given and (auth["kubeconfig"] or auth["context"]):
+            _load_kubeconfig(configuration, auth["kubeconfig"], auth["context"], secrets, inline_files.directory)
+        elif not credentials_given:
+            try:
+                kube_config.load_incluster_config(client_configuration=configuration)
+            except ConfigException:
+                _load_kubeconfig(configuration, None, None, secrets, inline_files.directory)
+        inline_files.keep_off_disk(configuration, getattr(kube_config.kube_config, "_temp_files", None))
+    except BaseException:
+        inline_files.close()
+        raise
     kubeconfig_skips_tls = configuration.verify_ssl is False
     if auth["host"]:
         configuration.host = auth["host"].rstrip("/")
@@ -194,6 +207,10 @@ def build_api_client(options):
     configuration.retries = False
     api_client = kube_client.ApiClient(configuration)
     api_client.kubeconfig_skips_tls = kubeconfig_skips_tls and configuration.verify_ssl
+    api_client.inline_credential_files = inline_files
+    sends_token = any(configuration.api_key.values()) or bool(configuration.refresh_api_key_hook)
+    warning = plaintext_credentials_warning(configuration.host, sends_token)
+    api_client.credential_warnings = [warning] if warning else []
     return api_client
 
 
@@ -257,7 +274,7 @@ def list_cluster_objects(options, include_nodes=False, page_size=DEFAULT_PAGE_SI
                 page_size, list_kind="EventList", field_selector=f"reason={SANDBOX_FAILURE_REASON}")
     cluster_objects = normalise_cluster_objects(runtimeclass_items, node_items, f"the API server {session.server}",
                                                 pod_objs=pod_items, event_objs=event_items)
-    return dict(cluster_objects, server=session.server, api_requests=session.api_requests)
+    return dict(cluster_objects, server=session.server, api_requests=session.api_requests, warnings=session.warnings)
 
 
 class ApiSession:
@@ -276,6 +293,8 @@ class ApiSession:
         self.server = self.client.configuration.host
         self.request_timeout = request_timeout
         self.secrets = [value for value in self.client.configuration.api_key.values() if value]
+        self.secrets += proxy_secrets(self.client.configuration.proxy)
+        self.warnings = list(self.client.credential_warnings)
         self.api_requests = 0
         self._sleep = sleep
         self._warnings = None
@@ -290,6 +309,7 @@ class ApiSession:
     def __exit__(self, *exc_info):
         self._warnings.__exit__(*exc_info)
         self.client.close()
+        self.client.inline_credential_files.close()
 
     def list_all(self, what, list_call, page_size, *, list_kind, **selectors):
         """Every item of a list of kind ``list_kind`` (``RuntimeClassList``...), page by page.
@@ -582,7 +602,7 @@ def _describe_tls_error(detail):
     return "TLS handshake failed; check ca_cert, client_cert/client_key and the server address"
 
 
-def _load_kubeconfig(configuration, path, context, secrets):
+def _load_kubeconfig(configuration, path, context, secrets, inline_files_directory=None):
     shown = f"kubeconfig '{path}'" if path else "the default kubeconfig ($KUBECONFIG or ~/.kube/config)"
     if context:
         shown += f" (context '{context}')"
@@ -594,8 +614,9 @@ def _load_kubeconfig(configuration, path, context, secrets):
             "no cluster credentials: not running in a pod, and no kubeconfig at $KUBECONFIG or ~/.kube/config; "
             "set kubeconfig (K8S_AUTH_KUBECONFIG), or host with api_key or client_cert/client_key")
     try:
+        # Inline *-data is written into a private directory, then moved off the disk (_kube_credentials).
         kube_config.load_kube_config(config_file=path, context=context, client_configuration=configuration,
-                                     persist_config=False)
+                                     persist_config=False, temp_file_path=inline_files_directory)
     except Exception as err:  # pylint: disable=broad-except
         raise KubeAccessError(f"cannot load {shown}: {_describe_kubeconfig_error(err, secrets)}") from None
 

@@ -36,22 +36,39 @@ def _shown(path, value):
 
 
 _ABSENT = object()
+ZERO_VALUES = ("", 0, False, [], {})
+
+
+def _is_runtime_option(path):
+    """A key under ``...runtimes.<name>.options``: containerd hands that table to the shim, which decodes it into its
+    options message (runc's ``runcoptions.Options``), where an absent field and its zero value are the same setting.
+    The dump prints the built-in runc's options in full, a runtime written in a file with only what the file says."""
+    for index in range(len(path) - 2):
+        if path[index] == "runtimes" and path[index + 2] == "options":
+            return True
+    return False
+
+
+def _without_zero_options(found):
+    return {path: value for path, value in found.items()
+            if not (_is_runtime_option(path) and type(value) in (str, int, bool, list, dict) and value in ZERO_VALUES)}
 
 
 def differences(before_text, after_text, *, named):
     """``["key: before -> after", ...]`` for every leaf that differs, except those ``named(path)`` accepts.
 
     ``named`` says which key paths the change's inputs name (its runtimes, the default it may switch, the root
-    settings it writes); top-level ``imports`` always differ (a pattern is added, and the candidate's paths are a copy's).
+    settings it writes); a runtime option at its zero value equals its absence; top-level ``imports`` always differ
+    (a pattern is added, and the candidate's paths are a copy's).
     """
-    before = leaves(tomllib.loads(before_text))
-    after = leaves(tomllib.loads(after_text))
+    before_shown, after_shown = leaves(tomllib.loads(before_text)), leaves(tomllib.loads(after_text))
+    before, after = _without_zero_options(before_shown), _without_zero_options(after_shown)
     lines = []
     for path in sorted(set(before) | set(after)):
         if path[0] == "imports" or named(path):
             continue
-        old, new = before.get(path, _ABSENT), after.get(path, _ABSENT)
-        if old != new:
+        if before.get(path, _ABSENT) != after.get(path, _ABSENT):
+            old, new = before_shown.get(path, _ABSENT), after_shown.get(path, _ABSENT)
             lines.append(f"{'.'.join(path)}: {_shown(path, old)} -> {_shown(path, new)}")
     return lines
 

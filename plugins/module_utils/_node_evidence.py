@@ -53,6 +53,8 @@ DAEMON_WORKING_DIRECTORY = "/"
 NODE_PATH_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 # Linux gives up after 40 symbolic links in one lookup (ELOOP); so does host_path.
 MAX_SYMLINK_HOPS = 40
+PSEUDO_FILE_SYSTEMS = ("/proc/", "/sys/", "/dev/")
+SYMLINK_LOOP = "more-than-%d-symbolic-links-" % MAX_SYMLINK_HOPS + "-" * 230
 
 # What to stat is chosen by a regex over the dump's lines (and the daemon's JSON), not a TOML parse:
 # the node has no tomllib. It only picks candidates; the controller decides which runtime uses which.
@@ -161,8 +163,10 @@ def host_path(host_root, node_path):
             resolved.append(part)
             continue
         hops += 1
-        if hops > MAX_SYMLINK_HOPS:  # a loop: leave the link itself, whose stat then fails as on the node
-            return os.path.join(candidate, *pending)
+        if hops > MAX_SYMLINK_HOPS:
+            # Fail closed: the link itself would be followed by this machine, out of host_root. A name longer than any
+            # file system allows makes every later stat, open and listing fail (ENAMETOOLONG), and says why.
+            return os.path.join(root, SYMLINK_LOOP)
         if target.startswith("/"):
             resolved = []
         pending = [piece for piece in target.split("/") if piece] + pending
@@ -189,6 +193,9 @@ def _escape_glob(text):
 def read_text_file(path, limit=MAX_CONFIG_TEXT_BYTES):
     """``{"text", "size", "mtime", "error"}`` for one file; text is None with an error sentence when unreadable."""
     entry = {"text": None, "size": None, "mtime": None, "error": None}
+    if SYMLINK_LOOP in path:
+        entry["error"] = "is behind more than %d symbolic links under host_root (a loop): not read" % MAX_SYMLINK_HOPS
+        return entry
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -201,6 +208,10 @@ def read_text_file(path, limit=MAX_CONFIG_TEXT_BYTES):
     if not stat.S_ISREG(info.st_mode):
         entry["error"] = "is not a regular file"
         return entry
+    if os.path.realpath(path).startswith(PSEUDO_FILE_SYSTEMS):
+        # /proc/<pid>/environ is a "regular file" of size 0 holding another process's secrets: never a config.
+        entry["error"] = "lies in /proc, /sys or /dev, which hold no containerd configuration: not read"
+        return entry
     if info.st_size > limit:
         entry["error"] = "is %d bytes, larger than the %d byte limit" % (info.st_size, limit)
         return entry
@@ -209,6 +220,9 @@ def read_text_file(path, limit=MAX_CONFIG_TEXT_BYTES):
             raw = handle.read(limit + 1)
     except OSError as error:
         entry["error"] = "cannot be read: %s" % (error.strerror or error)
+        return entry
+    if info.st_size == 0 and raw:
+        entry["error"] = "is a pseudo-file (size 0, yet it yields data), not a containerd configuration: not read"
         return entry
     try:
         entry["text"] = raw.decode("utf-8")
@@ -237,7 +251,10 @@ def _expand(pattern, host_root="/"):
         rest = pattern[len(prefix):].lstrip("/")
         real_prefix = host_path(host_root, prefix)
         matches = glob(os.path.join(_escape_glob(real_prefix), rest))
-        return [os.path.normpath(os.path.join(prefix, match[len(real_prefix):].lstrip("/"))) for match in matches], None
+        node_matches = [os.path.normpath(os.path.join(prefix, match[len(real_prefix):].lstrip("/"))) for match in matches]
+        # The glob walks this machine's file system: a directory link with an absolute target leads it out of host_root.
+        # Only a match that exists with every component resolved inside host_root is the node's.
+        return [match for match in node_matches if os.path.lexists(host_path(host_root, match))], None
     except GlobPatternError as error:
         return [], str(error)
 
@@ -471,65 +488,3 @@ def runtime_binaries(dump_text, daemon_text, containerd_bin, host_root="/"):
         if runtime_type == "io.containerd.runc.v2":
             binaries.setdefault("runc", stat_binary("runc", "default_runc", containerd_dir, host_root))
     return binaries
-
-
-# ------------------------------------------------------------------------------------------- secrets
-# containerd configs can hold registry credentials ([plugins."io.containerd.grpc.v1.cri".registry.configs."r".auth],
-# plugins."io.containerd.cri.v1.images".registry... on 2.x). Their string values are replaced on the node, before
-# any text leaves it (module results reach -v output, job events, fact caches and reports). docs/security.md.
-REDACTED = "<redacted>"
-SECRET_KEYS = ("password", "auth", "identitytoken", "registrytoken", "token")
-_SECRET_KEY = "(?:%s)" % "|".join(SECRET_KEYS)
-_TOML_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"""
-# `key = "..."` at a line start (also commented out, also a dotted key such as auth.password), or after `{`/`,` in an
-# inline table. The value keeps its quote style, so a match inside another string still leaves valid TOML.
-_SECRET_IN_TOML = re.compile(
-    r"""(?P<lead>(?:^[ \t]*(?:\#[ \t]*)?|[{,][ \t]*)(?:%s[ \t]*\.[ \t]*)*)"""
-    r"""(?P<key>(?P<quote>["']?)%s(?P=quote))(?P<equals>[ \t]*=[ \t]*)"""
-    r'''(?P<value>"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')'''
-    % (_TOML_KEY_PART, _SECRET_KEY),
-    re.IGNORECASE | re.MULTILINE)
-_SECRET_IN_JSON = re.compile(r'(?P<key>"%s"\s*:\s*)"(?:[^"\\]|\\.)*"' % _SECRET_KEY, re.IGNORECASE)
-
-
-def _redacted_toml_value(match):
-    value = match.group("value")
-    quote = value[:3] if value[:3] in ('"""', "'''") else value[0]
-    # A multi-line string keeps its line count, so line numbers in the findings still point at the file's lines.
-    newlines = "\n" * value.count("\n") if len(quote) == 3 else ""
-    return "%s%s%s%s%s%s%s" % (match.group("lead"), match.group("key"), match.group("equals"), quote, REDACTED, newlines, quote)
-
-
-def redact_toml_secrets(text):
-    """``text`` (a config file or dump) with the string values of secret keys replaced by ``<redacted>``."""
-    if not isinstance(text, str):
-        return text
-    return _SECRET_IN_TOML.sub(_redacted_toml_value, text)
-
-
-def redact_json_secrets(text):
-    """``text`` (the daemon's JSON status, which carries its config) with secret string values redacted."""
-    if not isinstance(text, str):
-        return text
-    return _SECRET_IN_JSON.sub(lambda match: '%s"%s"' % (match.group("key"), REDACTED), text)
-
-
-def redact_evidence(evidence):
-    """Redact, in place, every config text, the dump and the daemon's status in the module's evidence."""
-    for key in ("dump_text", "root_config_text"):
-        evidence[key] = redact_toml_secrets(evidence.get(key))
-    for entry in evidence.get("config_files") or ():
-        entry["text"] = redact_toml_secrets(entry.get("text"))
-    for listing in evidence.get("dropin_dirs") or ():
-        for entry in listing.get("entries") or ():
-            if "text" in entry:
-                entry["text"] = redact_toml_secrets(entry["text"])
-    daemon = evidence.get("daemon")
-    if isinstance(daemon, dict):
-        if "stdout" in daemon:
-            daemon["stdout"] = redact_json_secrets(daemon["stdout"])
-        info = (daemon.get("response") or {}).get("info") if isinstance(daemon.get("response"), dict) else None
-        if isinstance(info, dict):
-            for key, value in info.items():
-                info[key] = redact_json_secrets(value)
-    return evidence

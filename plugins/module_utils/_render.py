@@ -113,6 +113,28 @@ def runtime_name_errors(runtimes):
     return errors
 
 
+def input_errors(*, root_path, runtimes, dropin_dir, dropin_name, import_pattern=None):
+    """The role's inputs checked by themselves, before the node is read (check mode too): names, paths, places.
+
+    The action plugin asks this before its first probe, which would glob the import pattern and read what it matches:
+    a drop-in directory such as /etc/cron.d must be refused before anything there is read, not after.
+    """
+    errors = runtime_name_errors(runtimes)
+    import_pattern = import_pattern or posixpath.join(dropin_dir, "*.toml")
+    for name, path in (("containerd_runtimes_dropin_dir", dropin_dir), ("containerd_runtimes_import_pattern", import_pattern)):
+        if not path.startswith("/"):
+            errors.append(f"{name} {path!r} is relative: containerd 1.6.0-1.6.28 and 1.7.0-1.7.15 resolve relative "
+                          "globs against the daemon's working directory, so it must be absolute")
+        elif _CONTROL_CHARACTER.search(path):
+            errors.append(f"{name} {path!r} holds a control character (a newline, a tab...): no containerd "
+                          "configuration path has one")
+    errors.extend(_dropin_dir_errors(dropin_dir, root_path))
+    if not _DROPIN_NAME.fullmatch(dropin_name):
+        errors.append(f"containerd_runtimes_dropin_name {dropin_name!r} must be a plain file name ending in .toml "
+                      "(letters, digits, '.', '_' and '-', not starting with '.')")
+    return errors
+
+
 def _dropin_dir_errors(dropin_dir, root_path):
     """The drop-in holds runtimes containerd runs as root: it belongs with the root config, under its directory.
 
@@ -222,7 +244,8 @@ def make_plan(
     "expected": {"runtimes": {name: table}, "default_runtime"}}``.
     """
     plan = {
-        "errors": runtime_name_errors(runtimes),
+        "errors": input_errors(root_path=root_path, runtimes=runtimes, dropin_dir=dropin_dir, dropin_name=dropin_name,
+                               import_pattern=import_pattern),
         "guard_lines": [],
         "notes": [],
         "files": [],
@@ -243,18 +266,6 @@ def make_plan(
     import_pattern = import_pattern or posixpath.join(dropin_dir, "*.toml")
     glob_matches = glob_matches or {}
     imported_texts = imported_texts or {}
-
-    for name, path in (("containerd_runtimes_dropin_dir", dropin_dir), ("containerd_runtimes_import_pattern", import_pattern)):
-        if not path.startswith("/"):
-            errors.append(f"{name} {path!r} is relative: containerd 1.6.0-1.6.28 and 1.7.0-1.7.15 resolve relative "
-                          "globs against the daemon's working directory, so it must be absolute")
-        elif _CONTROL_CHARACTER.search(path):
-            errors.append(f"{name} {path!r} holds a control character (a newline, a tab...): no containerd "
-                          "configuration path has one")
-    errors.extend(_dropin_dir_errors(dropin_dir, root_path))
-    if not _DROPIN_NAME.fullmatch(dropin_name):
-        errors.append(f"containerd_runtimes_dropin_name {dropin_name!r} must be a plain file name ending in .toml "
-                      "(letters, digits, '.', '_' and '-', not starting with '.')")
     try:
         config_version, _binary_key = config_target(containerd_version)
     except RuntimeGateError as error:

@@ -75,9 +75,20 @@ def judge_candidate(plan, dump_text, *, source_name, current_facts=None, current
     if current_dump_text is not None:
         # Nothing the node loads today may change unless the inputs name it: every key, not only the runtimes.
         named = named_by_plan(plan, (CRI_PLUGIN_V2, CRI_RUNTIME_PLUGIN_V3), root_setting_paths)
-        errors.extend(f"the loaded configuration would change {line}, which the inputs do not name"
-                      for line in differences(current_dump_text, dump_text, named=named))
+        changed = differences(current_dump_text, dump_text, named=named)
+        errors.extend(f"the loaded configuration would change {line}, which the inputs do not name" for line in changed)
+        newly_loaded = _newly_loaded_files(plan, current_dump_text)
+        if changed and newly_loaded:
+            errors.append(f"not loaded today and loaded after the change (the import it adds catches them): "
+                          f"{', '.join(newly_loaded)}; move them out of the drop-in directory or load them first")
     return errors, facts
+
+
+def _newly_loaded_files(plan, current_dump_text):
+    """The files the candidate loads that the node does not load today and the plan does not write."""
+    loaded_today = set(tomllib.loads(current_dump_text).get("imports") or [])
+    written = {item["path"] for item in plan["files"]}
+    return [path for path in plan["load_order"][1:] if path not in loaded_today and path not in written]
 
 
 def candidate_tree(plan, *, root_path, root_text, dropin_dir, existing_paths):

@@ -42,6 +42,7 @@ def apply_runtimeclasses(options, desired_classes, verdicts, nodes, check_mode=F
     desired_by_name = {desired["name"]: desired_body(desired) for desired in desired_classes}
     with ApiSession(options, request_timeout) as session:
         result["server"] = session.server
+        result["warnings"] = session.warnings
         nodev1 = kube_client.NodeV1Api(session.client)
         live_items = session.list_all("RuntimeClasses (node.k8s.io/v1)", nodev1.list_runtime_class, page_size,
                                       list_kind="RuntimeClassList")

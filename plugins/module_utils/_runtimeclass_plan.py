@@ -26,12 +26,14 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_obj
     normalise_runtimeclass,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._findings import is_well_known_handler
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._quantity import QuantityError, parse_resource_list
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirements import selector_matches
 
-# pkg/apis/node/validation: the name is a DNS-1123 subdomain, the handler a DNS-1123 label.
-DNS_SUBDOMAIN = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+# pkg/apis/node/validation: the name is a DNS-1123 subdomain, the handler a DNS-1123 label. Used with fullmatch and
+# \Z: "$" also matches before a trailing newline, so "nvidia\n" would pass.
+DNS_SUBDOMAIN = re.compile(r"(?=.{1,253}\Z)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 UNKNOWN_VERDICT = "UNKNOWN"
 UNJUDGED_SHOWN = 5  # node names quoted in a refusal; the count is always given
 
@@ -44,11 +46,11 @@ def desired_body(desired):
     if not isinstance(desired, dict):
         raise RuntimeGateError(f"each runtimeclasses entry must be a mapping, not {type(desired).__name__}")
     name = desired.get("name")
-    if not isinstance(name, str) or not DNS_SUBDOMAIN.match(name):
+    if not isinstance(name, str) or not DNS_SUBDOMAIN.fullmatch(name):
         raise RuntimeGateError(f"runtimeclasses entry name {name!r} is not a DNS-1123 subdomain "
                                "(lowercase letters, digits, '-' and '.')")
     handler = desired.get("handler")
-    if not isinstance(handler, str) or not DNS_LABEL.match(handler):
+    if not isinstance(handler, str) or not DNS_LABEL.fullmatch(handler):
         raise RuntimeGateError(f"RuntimeClass '{name}': handler {handler!r} is not a DNS-1123 label (lowercase "
                                "letters, digits and '-', at most 63), so the apiserver refuses it")
     body = {"apiVersion": RUNTIMECLASS_API_VERSION, "kind": "RuntimeClass", "metadata": {"name": name},
@@ -121,7 +123,10 @@ def _plan_one(name, handler, node_selector, judged, labels, allow_unjudged_nodes
                    "is proven to serve the handler; judge the nodes it targets first")
     elif not serving:
         loaded = sorted({runtime for node in targeted for runtime in _loaded(judged[node])})
-        close = difflib.get_close_matches(handler, loaded, n=1)
+        # A well-known name or one a judged node configures is deliberate, maybe not rolled out yet (a staged CDI
+        # rollout: `nvidia-cdi` is no typo of `nvidia`), so no spelling is suggested for it (as for fleet findings).
+        deliberate = is_well_known_handler(handler) or any(handler in _configured(judged[node]) for node in judged)
+        close = [] if deliberate else difflib.get_close_matches(handler, loaded, n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         refusal = (f"{what}: no targeted node serves handler '{handler}' ({selector_text}; targeted: "
                    f"{', '.join(targeted)}; they serve: {', '.join(loaded) or 'nothing known'}){hint}")
@@ -141,6 +146,14 @@ def _loaded(verdict):
     if verdict.get("verdict") == UNKNOWN_VERDICT:
         return []
     return [runtime for runtime in verdict.get("loaded_runtimes") or () if isinstance(runtime, str)]
+
+
+def _configured(verdict):
+    """Runtimes a node's configuration or running daemon names, loaded or not."""
+    names = set()
+    for key in ("configured_runtimes", "loaded_runtimes", "daemon_runtimes"):
+        names.update(runtime for runtime in verdict.get(key) or () if isinstance(runtime, str))
+    return names
 
 
 def _serves(verdict, handler):

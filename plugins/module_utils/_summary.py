@@ -24,6 +24,7 @@ REPORTED_FIELDS = {
     "configured_runtimes": [],
     "default_runtime": None,
     "containerd_version": None,
+    "version_source": None,
     "loaded_source": None,
     "daemon_runtimes": None,
     "reason": "",

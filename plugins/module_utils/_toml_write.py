@@ -14,7 +14,8 @@ import math
 import re
 import tomllib
 
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+# fullmatch: "$" also matches before a trailing newline, which would write "key\n = ..." bare and break the file.
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
@@ -23,7 +24,7 @@ class TomlWriteError(ValueError):
 
 
 def quote_key(key):
-    return key if _BARE_KEY.match(key) else basic_string(key)
+    return key if _BARE_KEY.fullmatch(key) else basic_string(key)
 
 
 def basic_string(text):

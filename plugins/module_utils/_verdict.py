@@ -105,6 +105,10 @@ def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, clu
 
     The verdict carries the findings that explain it (``_findings.host_explanation``).
     """
+    undecided = (facts.get("cri_startup") or {}).get("undecided")
+    if undecided:
+        # Whether the CRI plugin starts at all is not known: no handler can be proven served, none proven missing.
+        return unknown(node_name, undecided)
     if node_labels is None:
         node_labels = labels_of_node(nodes, node_name)
     default_runtime_name = facts.get("default_runtime_name")
@@ -114,6 +118,9 @@ def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, clu
             f"the loaded configuration names no default_runtime_name (no CRI runtime table): "
             f"containerd's built-in default {BUILTIN_DEFAULT_RUNTIME!r} is required"
         )
+    if facts.get("files_examined") is False:
+        notes.append("the node's config files were not examined (a dump judged by itself, no host root): why a handler "
+                     "is missing is not known beyond the dump")
     loaded, not_served_reason, daemon_runtimes, loaded_source, node_handlers = _loaded_view(facts, nodes, node_name, notes)
     missing = sorted(set(requirements) - set(loaded))
     if not_served_reason:
@@ -134,6 +141,8 @@ def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, clu
         daemon_runtimes=daemon_runtimes,
         loaded_source=loaded_source,
         node_runtime_handlers=node_handlers,
+        files_examined=facts.get("files_examined") is not False,
+        version_source=facts.get("version_source"),
     )
     cluster = cluster if cluster is not None else {"runtimeclasses": runtimeclasses, "nodes": nodes or []}
     verdict["findings"], verdict["missing_explained"] = host_explanation(facts, verdict, cluster)
@@ -224,6 +233,8 @@ def _verdict(node_name, verdict, **fields):
         "daemon_runtimes": None,
         "loaded_source": None,
         "node_runtime_handlers": None,
+        "files_examined": None,
+        "version_source": None,
     }
     result.update(fields)
     result["lines"] = verdict_lines(result)

@@ -31,6 +31,8 @@ options:
         root (C(chroot), C(nsenter), C(inventory/demo/bin/containerd-at-etc)), because a bare containerd reads this
         machine's C(/etc/containerd) (and silently dumps built-in defaults when it is absent) and would judge the wrong node.
         Without it the module fails and says so.
+      - A compiled program (an ELF file, such as containerd itself) is refused there, since it cannot run containerd on
+        another root; the wrapper is a script.
     type: str
   config_path:
     description:
@@ -63,6 +65,8 @@ options:
       - The running daemon is then not asked (O(daemon) is ignored), since the file may be another node's capture. The daemon's
         view is reported as unknown with that reason, and the verdict is judged from the file.
       - An empty string counts as unset.
+      - A file without the top-level C(version), C(root), C(state) and C(plugins) every dump prints (a C(config.toml), say)
+        fails the task instead of being judged as if containerd had loaded it alone.
       - The binary is not run for it, not even for C(--version). The containerd release that printed the dump comes from
         O(containerd_version), else from a file C(containerd-version.txt) beside the dump (what C(containerd --version)
         printed when it was taken), else the controller infers the release family from the dump itself.
@@ -246,8 +250,8 @@ ansible_facts:
         config_files:
           description:
             - The root file and every file its C(imports) reach, in containerd's load order, each with C(path), C(role)
-              (C(root) or C(import)), C(imported_by), C(pattern), C(text) (null when unreadable; registry credentials redacted on
-              the node, see docs/security.md), C(size), C(mtime), C(error),
+              (C(root) or C(import)), C(imported_by), C(pattern), C(text) (null when unreadable or not TOML; registry credentials
+              redacted on the node, see docs/security.md), C(size), C(mtime), C(error),
               C(imports) (the node's reading of the top-level array) and C(imports_error). See docs/daemon-view.md.
           type: list
           elements: dict
@@ -263,7 +267,7 @@ ansible_facts:
             - Listings (C(path), C(exists), C(error), C(truncated), C(listed_because), C(entries) of C(name), C(size), C(mtime),
               C(is_file)) of each glob's directory and of O(dropin_dirs).
             - C(texts_for) lists the suffixes (C(.toml), C(.conf)) whose unloaded files carry their text; each regular such file
-              no import reached has C(text) (null when unreadable) and C(text_error) in its entry.
+              no import reached has C(text) (null when unreadable or not TOML) and C(text_error) in its entry.
           type: list
           elements: dict
         binaries:
@@ -292,8 +296,9 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cri_status import daemon_status
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import (
-    dropin_listings, find_executable, host_path, is_node_root, list_directory, read_text_file, redact_evidence, run_command,
-    runtime_binaries, walk_imports)
+    dropin_listings, find_executable, host_path, is_node_root, list_directory, read_text_file, run_command, runtime_binaries,
+    walk_imports)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_redaction import redact_evidence, redact_message, secrets_in
 
 DEFAULT_CONTAINERD = "containerd"
 # Beside a captured dump: what `containerd --version` printed on the machine that took it (inventory/demo/nodes/*).
@@ -324,7 +329,16 @@ def host_root_needs_wrapper(params):
     when the config is absent): run bare, it would judge the wrong node. Only an explicit ``containerd_bin`` (a
     wrapper running containerd on the node's root) or a ``dump_file`` can stand for the node.
     """
-    if params.get("dump_file") or params.get("containerd_bin") or is_node_root(params.get("host_root") or "/"):
+    if params.get("dump_file") or is_node_root(params.get("host_root") or "/"):
+        return None
+    if params.get("containerd_bin"):
+        binary = find_executable(params["containerd_bin"])
+        if binary and _is_compiled_program(binary):
+            # containerd itself ignores RUNTIME_GATE_HOST_ROOT and would dump this machine's configuration for the node.
+            return ("containerd_bin '%s' is a compiled program (%s), not a wrapper: with host_root '%s' it would read this "
+                    "machine's %s and judge it as the node's; give a wrapper script that runs containerd on the node's root "
+                    "(chroot, nsenter; it gets RUNTIME_GATE_HOST_ROOT), or give dump_file"
+                    % (params["containerd_bin"], binary, params["host_root"], params["config_path"]))
         return None
     return ("host_root is '%s' but neither dump_file nor containerd_bin is given: a bare containerd would read this "
             "machine's %s, not the node's; set containerd_bin to a wrapper that runs containerd on the node's root "
@@ -346,6 +360,24 @@ def dump_file_version(params):
     if text and not error and text.strip():
         return text.strip(), "version file '%s'" % version_file
     return None, None
+
+
+def _is_compiled_program(path):
+    """True for an ELF executable (containerd is one); a wrapper is a script (``#!``)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def config_secrets(params, root_text):
+    """The credential values in the node's config files (root and imports): what no message may quote."""
+    texts = [root_text]
+    if files_examined(params):
+        config_files, _globs = walk_imports(params["config_path"], params.get("host_root") or "/")
+        texts.extend(entry.get("text") for entry in config_files)
+    return secrets_in(texts)
 
 
 def gather(params):
@@ -397,7 +429,9 @@ def gather(params):
     if error:
         return None, error
     if rc != 0:
-        return None, "%s exited %d: %s" % (evidence["source_name"], rc, stderr or "(no stderr)")
+        # containerd's message can quote a config value, a credential too (1.x: "Can't convert 123456(int64) to string").
+        stderr = redact_message(stderr, config_secrets(params, root_text)) if stderr else "(no stderr)"
+        return None, "%s exited %d: %s" % (evidence["source_name"], rc, stderr)
     if len(stdout) > MAX_DUMP_BYTES:
         return None, "%s printed %d bytes, larger than the %d byte limit" % (evidence["source_name"], len(stdout), MAX_DUMP_BYTES)
     dump_text, error = _decode(stdout, "the output of %s" % evidence["source_name"])

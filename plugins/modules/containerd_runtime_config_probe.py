@@ -6,8 +6,10 @@
 DOCUMENTATION = r"""
 ---
 module: containerd_runtime_config_probe
-short_description: Node side of containerd_runtime_config (read the config tree, or dump a candidate tree)
+short_description: "Internal: node side of containerd_runtime_config (read the config tree, or dump a candidate tree)"
 description:
+  - Internal to the M(gpufleet.runtime_gate.containerd_runtime_config) action, not a module for playbooks; its options
+    may change in any release.
   - With O(mode=gather), reads what the M(gpufleet.runtime_gate.containerd_runtime_config) action plans from
     C(containerd --version), the root configuration's text, the Go C(filepath.Glob) expansion of its top-level
     C(imports) (and of O(patterns)), the text of every file they match, the current C(config dump), and whether the

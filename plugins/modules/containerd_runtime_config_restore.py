@@ -6,8 +6,10 @@
 DOCUMENTATION = r"""
 ---
 module: containerd_runtime_config_restore
-short_description: Decide which files the containerd_runtimes role puts back after a failure
+short_description: "Internal: decide which files the containerd_runtimes role puts back after a failure"
 description:
+  - Internal to the P(gpufleet.runtime_gate.containerd_runtimes#role) role, not a module for playbooks; its options
+    may change in any release.
   - From the registered result of the role's M(ansible.builtin.copy) loop, lists each written file with the backup
     to restore it from, or that it is to be deleted (it did not exist before); unchanged files are not listed.
   - With O(failed_result), also the message the role fails the host with.

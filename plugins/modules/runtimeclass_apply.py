@@ -208,7 +208,7 @@ def main():
         module.fail_json(**err.result_fields())
     except RuntimeGateError as err:
         module.fail_json(msg=str(err))
-    for warning in unjudged_warnings(result["runtimeclasses"]):
+    for warning in result.pop("warnings", []) + unjudged_warnings(result["runtimeclasses"]):
         module.warn(warning)
     diff = result.pop("diff")
     if result["refused"]:

@@ -326,6 +326,8 @@ def main():
             module.fail_json(**err.result_fields())
         except RuntimeGateError as err:
             module.fail_json(msg=str(err))
+        for warning in cluster_objects["warnings"]:
+            module.warn(warning)
         source = {"type": "api", "server": cluster_objects["server"]}
         api_requests = cluster_objects["api_requests"]
 

@@ -15,15 +15,34 @@ DEMO = REPO_ROOT / "inventory" / "demo"
 BIN = Path(sys.executable).parent
 
 
-def run_demo(tmp_path, *extra):
+def run_demo(tmp_path, *extra, path_prefix=None):
     verdicts_file = tmp_path / "verdicts.json"
+    env = {**os.environ, "ANSIBLE_CONFIG": str(REPO_ROOT / "ansible.cfg")}
+    if path_prefix:
+        env["PATH"] = f"{path_prefix}:{env['PATH']}"
     completed = subprocess.run(
         [BIN / "ansible-playbook", "-i", str(DEMO / "hosts.yml"), str(REPO_ROOT / "playbooks" / "crosscheck.yml"),
          "-e", f"runtime_gate_verdicts_file={verdicts_file}", *extra],
-        cwd=REPO_ROOT, env={**os.environ, "ANSIBLE_CONFIG": str(REPO_ROOT / "ansible.cfg")},
-        capture_output=True, text=True, check=False,
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False,
     )
     return completed, verdicts_file
+
+
+def test_the_committed_dumps_need_no_containerd_on_this_machine(tmp_path):
+    """`make demo` on a fresh machine: whatever containerd this machine has (here one that claims 2.4.2 and fails
+    every command), the demo's verdicts and their reasons come from the dumps and the version files beside them."""
+    trap = tmp_path / "bin"
+    trap.mkdir()
+    (trap / "containerd").write_text("#!/bin/sh\necho 'containerd github.com/containerd/containerd/v2 v2.4.2'\n"
+                                     "echo \"$*\" >> \"$(dirname \"$0\")/calls\"\nexit 99\n")
+    (trap / "containerd").chmod(0o755)
+    completed, verdicts_file = run_demo(tmp_path, path_prefix=trap)
+    checked = check_verdicts(completed.returncode, verdicts_file)
+    assert checked.returncode == 0, checked.stderr + completed.stdout[-3000:]
+    assert not (trap / "calls").exists(), "the demo ran this machine's containerd"
+    versions = {verdict["containerd_version"] for verdict in json.loads(verdicts_file.read_text())["hosts"].values()
+                if verdict["verdict"] != "UNKNOWN"}
+    assert versions == {"1.6.20"}
 
 
 def check_verdicts(playbook_rc, verdicts_file):

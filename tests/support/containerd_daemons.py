@@ -90,7 +90,7 @@ def containerd_wrapper(release: Release, directory: Path) -> str:
 def config_dump(release: Release, node_root: Path) -> subprocess.CompletedProcess:
     """``containerd config dump`` of ``<node_root>/etc/containerd/config.toml`` as the node's /etc/containerd."""
     return subprocess.run([str(CONTAINERD_AT_ETC), "--config", str(node_root / "etc" / "containerd" / "config.toml"),
-                           "config", "dump"], capture_output=True, text=True, timeout=60, cwd="/",
+                           "config", "dump"], capture_output=True, text=True, timeout=60, cwd="/", check=False,
                           env=dict(os.environ, CONTAINERD=release.binary))
 
 
@@ -118,7 +118,8 @@ class Daemon:
     def cri_info(self, crictl_bin: str) -> tuple[dict | None, str]:
         """(``crictl info`` JSON, or None when the CRI service does not answer; crictl's stderr)."""
         completed = subprocess.run([crictl_bin, "--runtime-endpoint", f"unix://{self.socket}", "--timeout", "10s", "info"],
-                                   capture_output=True, text=True, timeout=60, cwd="/", env=dict(os.environ, HOME=str(self.work_dir)))
+                                   capture_output=True, text=True, timeout=60, cwd="/", check=False,
+                                   env=dict(os.environ, HOME=str(self.work_dir)))
         if completed.returncode != 0:
             return None, completed.stderr.strip()
         return json.loads(completed.stdout), completed.stderr.strip()
@@ -192,7 +193,7 @@ def served_by_daemon(daemon: Daemon, crictl_bin: str) -> dict:
     no sandbox of it can start).
     """
     if not daemon.running():
-        return {"running": False, "cri": False, "runtimes": {}, "served": [], "default": None,
+        return {"running": False, "cri": False, "runtimes": {}, "binaries": {}, "served": [], "default": None,
                 "error": daemon.log()[-600:]}
     for attempt in range(CRI_QUERY_ATTEMPTS):
         info, error = daemon.cri_info(crictl_bin)
@@ -203,9 +204,11 @@ def served_by_daemon(daemon: Daemon, crictl_bin: str) -> dict:
             break
         time.sleep(0.5 * (attempt + 1))
     if info is None:
-        return {"running": True, "cri": False, "runtimes": {}, "served": [], "default": None,
+        return {"running": True, "cri": False, "runtimes": {}, "binaries": {}, "served": [], "default": None,
                 "error": "; ".join(failures) or f"no plugin failure logged, CRI still unanswered: {error}"}
     containerd = (info.get("config") or {}).get("containerd") or {}
     runtimes = {name: (table or {}).get("runtimeType") or "" for name, table in (containerd.get("runtimes") or {}).items()}
-    return {"running": True, "cri": True, "runtimes": runtimes, "default": containerd.get("defaultRuntimeName"),
+    binaries = {name: ((table or {}).get("options") or {}).get("BinaryName") or None
+                for name, table in (containerd.get("runtimes") or {}).items()}
+    return {"running": True, "cri": True, "runtimes": runtimes, "binaries": binaries, "default": containerd.get("defaultRuntimeName"),
             "served": sorted(name for name, runtime_type in runtimes.items() if runtime_type), "error": None}

@@ -9,8 +9,10 @@ module's ``gather`` + ``gather_surroundings``, the controller's ``facts_from_evi
 * ``dump``: the dump that release printed, judged by itself — no version, no host root, no daemon;
 * ``dump+root``: the same dump with the node's tree as ``host_root`` and the version file beside it.
 
-Each mode's served set (``loaded_runtimes``; nothing for UNKNOWN) is compared with the truth for every handler a tree
-can define: a handler we serve that the daemon does not is a false OK, the reverse a false MISSING; UNKNOWN while the
+The truth is what the daemon serves, less (for the modes that examine the node's files) the handlers whose sandboxes
+cannot start because the shim or runtime binary they need is not in the node's tree (``startable``; a daemon lists such a
+handler all the same). Each mode's served set (``loaded_runtimes``; nothing for UNKNOWN) is compared with it for every
+handler a tree can define: a handler we serve that the daemon does not is a false OK, the reverse a false MISSING; UNKNOWN while the
 daemon serves the handler is reported as such (fail closed, but a disagreement all the same).
 """
 from __future__ import annotations
@@ -83,20 +85,52 @@ def judge_tree(tree: Tree, release: Release, crictl_bin: str) -> dict:
         else:
             modes["dump"] = verdict_for(_params(dump_file=str(alone / "config-dump.toml")))
             modes["dump+root"] = verdict_for(_params(dump_file=str(beside_root / "config-dump.toml"), host_root=str(node_root)))
-        return compare(tree, release, truth, modes)
+        return compare(tree, release, truth, modes, node_root)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def compare(tree, release, truth, modes):
-    served_truth = set(truth["served"]) & set(ALL_HANDLERS)
+# Where the node's PATH finds a bare binary name (containerd's systemd unit).
+NODE_PATH = ("usr/local/sbin", "usr/local/bin", "usr/sbin", "usr/bin", "sbin", "bin")
+
+
+def startable(truth, node_root):
+    """The handlers the daemon serves whose sandboxes can start on the node: the shim its runtime type names and the
+    runtime binary (BinaryName, else runc for runc.v2) exist in the node's tree. Read from the daemon's own runtime
+    list and the tree, independently of the code under test."""
+    def exists(name):
+        if name.startswith("/"):
+            return (node_root / name.lstrip("/")).exists()
+        return any((node_root / directory / name).exists() for directory in NODE_PATH)
+
+    usable = []
+    for handler in truth["served"]:
+        runtime_type = truth["runtimes"][handler]
+        parts = runtime_type.split(".")
+        shim = runtime_type if runtime_type.startswith("/") else f"containerd-shim-{parts[-2]}-{parts[-1]}"
+        binary = truth["binaries"].get(handler) or ("runc" if runtime_type == "io.containerd.runc.v2" else None)
+        if exists(shim) and (binary is None or exists(binary)):
+            usable.append(handler)
+    return usable
+
+
+def compare(tree, release, truth, modes, node_root):
+    startable_truth = set(startable(truth, node_root)) & set(ALL_HANDLERS)
     disagreements, results = [], {}
     for mode in MODES:
+        # A dump judged by itself examines no file of the node: it can know what the daemon lists, not which binaries exist.
+        served_truth = set(truth["served"]) & set(ALL_HANDLERS) if mode == "dump" else startable_truth
         verdict, reason = modes[mode]
-        served = None if verdict is None else set(verdict["loaded_runtimes"]) & set(ALL_HANDLERS)
-        results[mode] = {"status": "UNKNOWN" if verdict is None else verdict["verdict"], "served": served,
+        status = "UNKNOWN" if verdict is None else verdict["verdict"]
+        served = None if status == "UNKNOWN" else set(verdict["loaded_runtimes"]) & set(ALL_HANDLERS)
+        results[mode] = {"status": status, "served": served,
                          "reason": reason or (verdict or {}).get("reason"), "explained": (verdict or {}).get("missing_explained")}
         if served is None:
+            if mode == "dump" and UNDECIDABLE_FROM_DUMP in str(results[mode]["reason"]):
+                # The dump lacks what decides it (a 1.x root's version): UNKNOWN is the right answer there, and the
+                # modes with the node's files must then decide it correctly.
+                results[mode]["undecidable"] = True
+                continue
             if served_truth:
                 disagreements.append({"mode": mode, "kind": "unknown-while-served", "handlers": sorted(served_truth),
                                       "reason": reason})
@@ -111,6 +145,9 @@ def compare(tree, release, truth, modes):
         disagreements.extend(dict(wrong, mode=mode) for wrong in wrong_reasons(mode, truth, verdict))
     return {"seed": tree.seed, "release": release.version, "truth": truth, "modes": results, "disagreements": disagreements}
 
+
+# What a verdict's reason says when the dump alone cannot decide (the verdict is UNKNOWN, which fails closed).
+UNDECIDABLE_FROM_DUMP = "judge it with the node's root config (host_root)"
 
 # The codes that may say "the CRI plugin does not serve": its start-up checks, the default runtime, the daemon's own word.
 CRI_DOWN_CODES = {"CRI_PLUGIN_FAILS", "DEFAULT_RUNTIME_UNDEFINED", "CRI_UNAVAILABLE"}

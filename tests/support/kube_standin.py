@@ -64,7 +64,7 @@ FIELD_PATHS = {"source": "source.component"}
 STATUS_REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed", 409: "AlreadyExists",
                   410: "Expired", 415: "UnsupportedMediaType", 422: "Invalid", 429: "TooManyRequests",
                   500: "InternalError", 503: "ServiceUnavailable"}
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")  # fullmatch, as the apiserver: no trailing newline
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,10 +113,13 @@ class KubeStandIn:
 
     ``max_page`` caps every page of a list that carries ``limit`` (as an apiserver may return fewer
     than asked); without ``limit`` a list is answered whole, as a real apiserver does.
+    ``plain_http`` serves ``http://`` without TLS (a misconfigured or port-forwarded server): the bearer token is then
+    the only credential, and it crosses the wire in clear.
     """
 
-    def __init__(self, tls, workdir, token="standin-token-8a1f3c9e", max_page=2):
+    def __init__(self, tls, workdir, token="standin-token-8a1f3c9e", max_page=2, plain_http=False):
         self.tls = tls
+        self.plain_http = plain_http
         self.workdir = Path(workdir)
         self.token = token
         self.max_page = max_page
@@ -143,8 +146,9 @@ class KubeStandIn:
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.standin = self
         # Handshake in the handler thread: a client that rejects our certificate must not stall accept().
-        self._server.socket = context.wrap_socket(self._server.socket, server_side=True,
-                                                  do_handshake_on_connect=False)
+        if not self.plain_http:
+            self._server.socket = context.wrap_socket(self._server.socket, server_side=True,
+                                                      do_handshake_on_connect=False)
         self._thread = threading.Thread(target=self._server.serve_forever, name="kube-standin", daemon=True)
         self._thread.start()
         self.write_kubeconfig(self.kubeconfig_path)
@@ -168,7 +172,7 @@ class KubeStandIn:
 
     @property
     def url(self):
-        return f"https://127.0.0.1:{self.port}"
+        return f"{'http' if self.plain_http else 'https'}://127.0.0.1:{self.port}"
 
     def write_kubeconfig(self, path, current_context="standin"):
         """Contexts ``standin`` (the real token) and ``standin-bad-token`` (rejected with 401)."""
@@ -287,7 +291,7 @@ class KubeStandIn:
             return True
         try:
             return bool(handler.connection.getpeercert())
-        except (ValueError, ssl.SSLError):
+        except (AttributeError, ValueError, ssl.SSLError):  # AttributeError: plain http, no certificate
             return False
 
     def _take_failure(self, resource, method, name, continued):
@@ -343,7 +347,7 @@ class KubeStandIn:
         if resource != "runtimeclasses":
             return self._write(method, resource, objects, key, sent, qualified)
         handler = sent.get("handler")
-        if not isinstance(handler, str) or not DNS_LABEL.match(handler):
+        if not isinstance(handler, str) or not DNS_LABEL.fullmatch(handler):
             return 422, _status(422, f'RuntimeClass.node.k8s.io "{key}" is invalid: handler: Invalid value: '
                                      f'{json.dumps(handler)}: must be a DNS label')
         if method != "POST" and key in objects and objects[key]["handler"] != handler:

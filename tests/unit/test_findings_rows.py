@@ -10,18 +10,15 @@ PENDING_RESTART: a real daemon of every release runs a tree that is then edited 
 code asks it with the real crictl. Every row is also shown silent on the healthy demo node gpu-node-01
 (test_findings_demo.py).
 """
-import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 from support.containerd_daemons import containerd_wrapper, crictl, remove_daemon, start_daemon
 from support.containerd_trees import copy_tree, dump_node, dumped, release_named, scenario_etc
-from support.paths import COLLECTIONS_ROOT, REPO_ROOT
+from support.paths import REPO_ROOT
 from support.tools import require_tool
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import facts_from_evidence

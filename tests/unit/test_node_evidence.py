@@ -4,6 +4,7 @@ import os
 
 import pytest
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils import _node_evidence as node_evidence
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils import _node_redaction as node_redaction
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cri_status import (
     decode_status_response,
     encode_status_request,
@@ -385,7 +386,7 @@ line-4"""
 def test_secrets_are_redacted_keeping_the_toml_valid_and_its_lines():
     import tomllib
 
-    redacted = node_evidence.redact_toml_secrets(REGISTRY_CONFIG)
+    redacted = node_redaction.redact_toml_secrets(REGISTRY_CONFIG)
     for secret in ("old-secret-1", "s3cr3t-PW", "cm9ib3Q6czNjcjN0", "id-token-2", "tok-3", "line-4", "inline-5",
                    "inside-6", "dotted-7"):
         assert secret not in redacted, secret
@@ -398,5 +399,62 @@ def test_secrets_are_redacted_keeping_the_toml_valid_and_its_lines():
     assert other["x"]["auth"]["password"] == "<redacted>" and other["x"]["note"] == "a, token = '<redacted>'"
     assert other["x"]["BinaryName"] == "/usr/bin/runc" and other["other"]["auth"]["token"] == "<redacted>"
     daemon_json = '{"config": {"registry": {"configs": {"r": {"auth": {"username": "u", "password": "p\\"w", "auth": "YQ=="}}}}}}'
-    assert json.loads(node_evidence.redact_json_secrets(daemon_json))["config"]["registry"]["configs"]["r"]["auth"] == {
+    assert json.loads(node_redaction.redact_json_secrets(daemon_json))["config"]["registry"]["configs"]["r"]["auth"] == {
         "username": "u", "password": "<redacted>", "auth": "<redacted>"}
+
+
+@pytest.mark.parametrize("containerd_bin", ["containerd", "/usr/bin/containerd"])
+def test_the_containerd_binary_itself_cannot_stand_for_another_root(tmp_path, containerd_bin):
+    """containerd ignores RUNTIME_GATE_HOST_ROOT: run as the node's wrapper it would dump this machine's config."""
+    require_tool(os.access("/usr/bin/containerd", os.X_OK), "needs Debian's containerd (a compiled program)")
+    from ansible_collections.gpufleet.runtime_gate.plugins.modules.containerd_facts import gather
+
+    params = {"containerd_bin": containerd_bin, "config_path": "/etc/containerd/config.toml", "dump_file": None, "timeout": 10,
+              "dropin_dirs": [], "cdi_spec_dirs": [], "daemon": False, "socket": "/nonexistent.sock",
+              "crictl_bin": "crictl", "host_root": str(node_tree(tmp_path))}
+    evidence, error = gather(params)
+    assert evidence is None
+    assert f"containerd_bin '{containerd_bin}' is a compiled program" in error and "not a wrapper" in error
+
+
+def test_a_chain_of_links_past_the_hop_limit_reads_nothing_outside_host_root(tmp_path):
+    """41 relative links, the last one absolute to a 0600 file outside the node's root: nothing is read or shipped."""
+    outside = tmp_path / "outside" / "secret.toml"
+    outside.parent.mkdir()
+    outside.write_text('version = 2\n# password = "outside-secret"\n')
+    outside.chmod(0o600)
+    host = tmp_path / "node"
+    etc = host / "etc" / "containerd"
+    etc.mkdir(parents=True)
+    (etc / "config.toml").write_text('version = 2\nimports = ["/etc/containerd/l0.toml"]\n')
+    for hop in range(41):
+        (etc / f"l{hop}.toml").symlink_to(f"l{hop + 1}.toml")
+    (etc / "l41.toml").symlink_to(outside)
+    config_files, _globs = walk_imports("/etc/containerd/config.toml", str(host))
+    imported = [entry for entry in config_files if entry["path"] == "/etc/containerd/l0.toml"]
+    assert imported and imported[0]["text"] is None and "symbolic links" in imported[0]["error"]
+    assert "outside-secret" not in json.dumps(config_files)
+
+
+def test_a_glob_through_an_absolute_directory_link_lists_nothing_outside_host_root(tmp_path):
+    outside = tmp_path / "outside-dir"
+    outside.mkdir()
+    (outside / "x.toml").write_text("version = 2\n")
+    host = tmp_path / "node"
+    etc = host / "etc" / "containerd"
+    etc.mkdir(parents=True)
+    (etc / "config.toml").write_text('version = 2\nimports = ["/etc/containerd/*/x.toml"]\n')
+    (etc / "d").symlink_to(outside)  # absolute: on the node it points at a path under the node's own /
+    _files, globs = walk_imports("/etc/containerd/config.toml", str(host))
+    assert globs[0]["matches"] == []
+
+
+@pytest.mark.parametrize("pattern", ["/proc/self/environ", "/proc/*/environ", "/dev/null", "/sys/kernel/hostname"])
+def test_imports_into_pseudo_file_systems_ship_nothing(tmp_path, pattern, monkeypatch):
+    """/proc/<pid>/environ holds the playbook's own K8S_AUTH_API_KEY under a local connection: never read."""
+    monkeypatch.setenv("K8S_AUTH_API_KEY", "environ-secret-123")
+    root = tmp_path / "config.toml"
+    root.write_text(f'version = 2\nimports = ["{pattern}"]\n')
+    config_files, _globs = walk_imports(str(root))
+    assert "environ-secret-123" not in json.dumps(config_files)
+    assert all(entry["text"] is None for entry in config_files if entry["path"] != str(root))

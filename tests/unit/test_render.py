@@ -313,3 +313,12 @@ def test_restore_plan_restores_backups_deletes_created_files_and_says_why_writin
         "restore": [], "failure_msg": "containerd_runtimes: writing the proven files failed, every file written was restored: "
                                       "Permission denied"}
     assert restore_plan(written)["failure_msg"] is None
+
+
+@pytest.mark.parametrize("key", ["SystemdCgroup\n", "runc\n\n", "a\nb"])
+def test_a_key_with_a_newline_is_written_quoted_and_reads_back(key):
+    """``$`` matches before a trailing newline: a key checked with it was written bare, and the file broke."""
+    from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._toml_write import dumps
+
+    document = {"plugins": {"x": {key: True}}}
+    assert tomllib.loads(dumps(document)) == document

@@ -64,6 +64,18 @@ def test_typo_handler_is_refused_with_the_closest_loaded_runtime():
         "nvidia.com/gpu.present=true; targeted: gpu-1, gpu-2; they serve: nvidia, runc); did you mean 'nvidia'?")
 
 
+@pytest.mark.parametrize("handler,configured", [("nvidia-cdi", []), ("nvdia", ["nvdia"])],
+                         ids=["well-known-name", "configured-on-a-node"])
+def test_a_deliberate_handler_not_served_yet_gets_no_spelling_advice(handler, configured):
+    # A staged CDI rollout: the judged nodes serve `nvidia` only so far; `nvidia-cdi` is no typo of it, and neither is
+    # a name a node's configuration already holds (defined there, not loaded yet).
+    judged = [dict(verdict, configured_runtimes=SERVED + configured) for verdict in verdicts(**{"gpu-1": SERVED, "gpu-2": SERVED})]
+    result = plan({"name": "gpu", "handler": handler, "node_selector": GPU}, judged)
+    assert result["refusal"] == (
+        f"RuntimeClass 'gpu' (handler '{handler}'): no targeted node serves handler '{handler}' (nodeSelector "
+        "nvidia.com/gpu.present=true; targeted: gpu-1, gpu-2; they serve: nvidia, runc)")
+
+
 @pytest.mark.parametrize("desired,judged,refusal", [
     ({"name": "nvidia", "handler": "nvidia"}, verdicts(**{"gpu-1": SERVED, "cpu-1": ["runc"]}),
      "RuntimeClass 'nvidia' (handler 'nvidia'): 1 of the 2 node(s) it (no nodeSelector: every node) targets do not "
@@ -90,6 +102,9 @@ def test_unknown_verdict_serves_nothing_even_with_runtimes_listed():
 @pytest.mark.parametrize("desired,fragment", [
     ({"name": "Bad_Name", "handler": "nvidia"}, "name 'Bad_Name' is not a DNS-1123 subdomain"),
     ({"name": "nvidia", "handler": "nvidia_cdi"}, "handler 'nvidia_cdi' is not a DNS-1123 label"),
+    # Python's "$" matches before a trailing newline: the whole string must match.
+    ({"name": "nvidia\n", "handler": "nvidia"}, "name 'nvidia\\n' is not a DNS-1123 subdomain"),
+    ({"name": "nvidia", "handler": "nvidia\n"}, "handler 'nvidia\\n' is not a DNS-1123 label"),
     ({"name": "nvidia", "handler": "nvidia", "overhead_pod_fixed": {"cpu": "lots"}}, "is not a Kubernetes quantity"),
     ({"name": "nvidia", "handler": "nvidia", "node_selector": {"gpu": True}}, "keys and values must be strings"),
 ])

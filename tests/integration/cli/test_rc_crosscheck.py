@@ -31,7 +31,10 @@ scheduling:
 """
 
 
-WRONG_TYPE_DUMP = 'version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\nruntimes = "x"\n'
+WRONG_TYPE_DUMP = ('version = 2\nroot = "/var/lib/containerd"\nstate = "/run/containerd"\n'
+                   '[plugins."io.containerd.grpc.v1.cri".containerd]\nruntimes = "x"\n')
+# A node's root config.toml: valid TOML with a CRI table, but not what `config dump` prints.
+ROOT_CONFIG = 'version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\ndefault_runtime_name = "runc"\n'
 
 
 def run(*arguments, stdin=None, via_venv_python=False):
@@ -105,8 +108,10 @@ def test_runtimeclasses_from_stdin(runtimeclasses, dump):
         (lambda tmp: tmp.joinpath("empty.toml").write_bytes(b"") is not None and tmp / "empty.toml", "printed nothing"),
         (lambda tmp: tmp / "absent.toml", "does not exist"),
         (lambda tmp: tmp.joinpath("wrongtype.toml").write_text(WRONG_TYPE_DUMP) and tmp / "wrongtype.toml", "expected a table"),
+        (lambda tmp: tmp.joinpath("config.toml").write_text(ROOT_CONFIG) and tmp / "config.toml",
+         "has no top-level root, state, which every `containerd config dump` prints"),
     ],
-    ids=["malformed", "non-utf8", "empty", "missing", "wrong-type"],
+    ids=["malformed", "non-utf8", "empty", "missing", "wrong-type", "root-config"],
 )
 def test_garbage_dump_exits_2_with_one_line_on_stderr(tmp_path, runtimeclasses, make_input, fragment):
     completed = run("--runtimeclasses", runtimeclasses, make_input(tmp_path))

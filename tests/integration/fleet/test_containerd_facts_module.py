@@ -139,6 +139,10 @@ def test_gathering_failures_name_the_node_and_the_command_or_file(tmp_path, cont
     non_utf8_dump = dumps / "latin1.toml"
     non_utf8_dump.write_bytes('version = 2\n# r\xe9sum\xe9\n'.encode("latin-1"))
     missing_dump = dumps / "never-written.toml"
+    # A node's root config.toml (version 2, a CRI runtime) passed as if it were a dump.
+    root_config_as_dump = dumps / "config.toml"
+    root_config_as_dump.write_text('version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\n'
+                                   '  default_runtime_name = "runc"\n', encoding="utf-8")
     missing_binary = str(tmp_path / "no-such-containerd")
 
     hosts = [
@@ -150,6 +154,7 @@ def test_gathering_failures_name_the_node_and_the_command_or_file(tmp_path, cont
         FleetHost("fail-malformed-dump", "healthy", inventory_vars={"runtime_gate_dump_file": str(malformed_dump)}),
         FleetHost("fail-non-utf8-dump", "healthy", inventory_vars={"runtime_gate_dump_file": str(non_utf8_dump)}),
         FleetHost("fail-dump-absent", "healthy", inventory_vars={"runtime_gate_dump_file": str(missing_dump)}),
+        FleetHost("fail-config-as-dump", "healthy", inventory_vars={"runtime_gate_dump_file": str(root_config_as_dump)}),
     ]
     fleet = build_fleet(tmp_path / "fleet", hosts)
     results = containerd_facts_on(fleet)
@@ -165,6 +170,7 @@ def test_gathering_failures_name_the_node_and_the_command_or_file(tmp_path, cont
         "fail-malformed-dump": [str(malformed_dump), "TOML"],
         "fail-non-utf8-dump": [str(non_utf8_dump), "UTF-8"],
         "fail-dump-absent": [str(missing_dump), "does not exist"],
+        "fail-config-as-dump": [str(root_config_as_dump), "no top-level root, state", "not such an output"],
     }
     for host_name, fragments in expected_fragments.items():
         result = results[host_name]

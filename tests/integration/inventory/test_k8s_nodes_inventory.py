@@ -213,8 +213,12 @@ def test_unreachable_server_fails_with_the_default_config_as_a_warning(run_inven
     ({"node_groups": {"gpu_nodes": {"nvidia.com/gpu.present": True}}},
      "node_groups.gpu_nodes has 'nvidia.com/gpu.present': True; labels and values must be strings"),
     ({"node_groups": {"gpu-nodes": {}}}, "node_groups: 'gpu-nodes' is not a valid group name"),
+    ({"node_groups": {"gpu_nodes\n": {}}}, "node_groups: 'gpu_nodes\\n' is not a valid group name"),
     ({"node_groups": {"gpu_nodes": ["nvidia.com/gpu.present=true"]}}, "node_groups.gpu_nodes must be a mapping"),
     ({"address_type": []}, "address_type must name at least one address type"),
+    # A misspelt option would otherwise silently leave its default in place (here: only gpu_nodes).
+    ({"node_group": {"canary": {"pool": "canary"}}}, "unknown option(s) node_group for gpufleet.runtime_gate.k8s_nodes"),
+    ({"keyed_group": [{"key": "runtime_gate_node_name"}], "stict": True}, "unknown option(s) keyed_group, stict"),
 ])
 def test_bad_configuration_is_one_clear_error(cluster, run_inventory, options, message):
     returncode, _listed, stderr = run_inventory(plugin_config(cluster, **options))
@@ -226,3 +230,38 @@ def test_bad_configuration_is_one_clear_error(cluster, run_inventory, options, m
 def test_files_with_other_names_are_not_this_plugins(cluster, run_inventory):
     returncode, _listed, stderr = run_inventory(plugin_config(cluster), name="cluster.yml")
     assert returncode != 0 and cluster.requests == []
+
+
+def test_constructable_compose_groups_and_keyed_groups(cluster, run_inventory):
+    config = plugin_config(
+        cluster,
+        compose={"node_pool": "runtime_gate_node_labels.pool | default('general')",
+                 "ansible_host": "ansible_host | default(runtime_gate_node_name ~ '.nodes.example')"},
+        groups={"canary_gpus": "node_pool == 'canary'", "no_internal_ip": "not ansible_host.startswith('10.')"},
+        keyed_groups=[{"key": "node_pool", "prefix": "pool"},
+                      {"key": "runtime_gate_node_labels['nvidia.com/gpu.present'] | default('unset')", "prefix": "gpu"}],
+        strict=True)
+    returncode, listed, stderr = run_inventory(config)
+    assert returncode == 0, stderr
+    hostvars = listed["_meta"]["hostvars"]
+    assert hostvars["gpu-2"]["node_pool"] == "canary" and hostvars["gpu-1"]["node_pool"] == "general"
+    assert hostvars["gpu-3"]["ansible_host"] == "gpu-3.nodes.example"  # composed over what the Node left unset
+    assert hostvars["gpu-1"]["ansible_host"] == "10.0.0.11"
+    assert group_hosts(listed, "canary_gpus") == ["gpu-2"]
+    assert group_hosts(listed, "no_internal_ip") == ["gpu-3"]
+    assert group_hosts(listed, "pool_canary") == ["gpu-2"]
+    assert group_hosts(listed, "pool_general") == ["cpu-1", "cpu-2", "gpu-1", "gpu-3"]
+    assert group_hosts(listed, "gpu_true") == ["gpu-1", "gpu-2", "gpu-3"]
+    assert group_hosts(listed, "gpu_false") == ["cpu-2"] and group_hosts(listed, "gpu_unset") == ["cpu-1"]
+    assert group_hosts(listed, "gpu_nodes") == ["gpu-1", "gpu-2", "gpu-3"]  # node_groups still apply
+
+
+def test_strict_makes_an_undefined_variable_an_error(cluster, run_inventory):
+    # Only gpu-2 has the label pool: without strict the others are left out of the keyed groups, with it the source fails.
+    keyed = [{"key": "runtime_gate_node_labels.pool", "prefix": "pool"}]
+    returncode, listed, stderr = run_inventory(plugin_config(cluster, keyed_groups=keyed, strict=False))
+    assert returncode == 0, stderr
+    assert group_hosts(listed, "pool_canary") == ["gpu-2"] and len(listed["_meta"]["hostvars"]) == 5
+    returncode, _listed, stderr = run_inventory(plugin_config(cluster, keyed_groups=keyed, strict=True))
+    assert returncode != 0
+    assert "pool" in stderr, stderr

@@ -63,6 +63,35 @@ def test_rc_crosscheck_with_an_empty_export_judges_the_default_runtime(empty_exp
     assert (completed.returncode, completed.stdout) == expected, completed
 
 
+def test_an_api_without_runtimeclasses_is_judged_on_the_default_runtime(tmp_path, kube_api):
+    # The API's answer for a cluster without RuntimeClasses: a RuntimeClassList with `items: []`.
+    items = yaml.safe_load((DEMO / "cluster.yaml").read_text())["items"]
+    kube_api.set_objects(runtimeclasses=[], nodes=[item for item in items if item["kind"] == "Node"])
+    run = run_crosscheck(tmp_path, DEMO_HOSTS, {"K8S_AUTH_KUBECONFIG": kube_api.kubeconfig_path},
+                         extra_args=("-e", "runtime_gate_list_pods=false"))
+    assert "Traceback" not in run.output
+    assert sorted(run.verdicts) == DEMO_HOSTS, run.output
+    for host, verdict in run.verdicts.items():
+        if verdict["verdict"] == "UNKNOWN":
+            assert "unreachable" in verdict["reason"], (host, verdict)  # the demo's host without SSH
+            continue
+        default = default_runtime_of(host)
+        assert verdict["required_handlers"] == [default], (host, verdict)
+        expected = ("MISSING", [default]) if default_runtime_missing(host) else ("OK", [])
+        assert (verdict["verdict"], verdict["missing_handlers"]) == expected, (host, verdict)
+
+
+@pytest.mark.parametrize("host", ["gpu-node-01", "gpu-node-04"])
+def test_rc_crosscheck_against_an_api_without_runtimeclasses(kube_api, host):
+    kube_api.set_objects(runtimeclasses=[], nodes=[])
+    completed = subprocess.run(
+        [str(VENV_BIN / "python"), str(REPO_ROOT / "bin" / "rc-crosscheck"),
+         str(DEMO / "nodes" / host / "config-dump.toml"), "--kubeconfig", str(kube_api.kubeconfig_path)],
+        cwd=REPO_ROOT, env=ansible_env(), capture_output=True, text=True, timeout=120, check=False)
+    expected = (1, f"MISSING={default_runtime_of(host)}\n") if default_runtime_missing(host) else (0, "OK\n")
+    assert (completed.returncode, completed.stdout) == expected, completed
+
+
 @pytest.mark.parametrize("content,fragment", [
     ("", "is empty: it holds no Kubernetes objects"),
     ("# kubectl printed nothing\n", "is empty: it holds no Kubernetes objects"),

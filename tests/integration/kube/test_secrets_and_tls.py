@@ -6,13 +6,16 @@ report.json, junit.xml, report.html) are searched for them.
 """
 import base64
 import json
+import signal
+import socket
 import subprocess
+import sys
 
 import pytest
 from kube_runs import DEMO, DEMO_OK_HOSTS, ansible_env, load_demo_cluster, run_crosscheck, run_module
 from support.paths import REPO_ROOT
 
-from support.kube_standin import make_tls_material
+from support.kube_standin import KubeStandIn, make_tls_material
 
 WRONG_TOKEN = "rejected-token-3c1d9f0a7b"
 SKIP_TLS_HINT = "the kubeconfig's insecure-skip-tls-verify is ignored unless validate_certs is false"
@@ -112,3 +115,64 @@ def test_rc_crosscheck_warns_when_verification_is_off(kube_api, tmp_path):
     # without --node-labels every class counts, the canary typo too: read from the cluster, judged as usual
     assert (completed.returncode, completed.stdout) == (1, "MISSING=nvdia\n"), completed.stderr
     assert completed.stderr.startswith(f"rc-crosscheck: warning: {INSECURE_WARNING}") and kube_api.token not in completed.stderr
+
+
+PLAINTEXT_WARNING = "is http://: the bearer token is sent unencrypted"
+KILLED_MID_SESSION = """
+import os, signal, sys
+sys.path.insert(0, sys.argv[2])
+from kubernetes import client
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import ApiSession
+
+with ApiSession({"kubeconfig": sys.argv[1]}) as session:
+    items = session.list_all("RuntimeClasses", client.NodeV1Api(session.client).list_runtime_class, 500,
+                             list_kind="RuntimeClassList")
+    print(len(items), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)  # as a CI timeout or the OOM killer would: no finally, no atexit
+"""
+
+
+def test_an_inline_client_key_is_not_left_on_disk_when_the_run_is_killed(kube_api, kube_tls, tmp_path):
+    """The kubernetes client writes client-key-data to TMPDIR and removes it at exit only; a killed run kept it."""
+    load_demo_cluster(kube_api)
+    key = kube_tls.client_key_path.read_bytes()
+    kubeconfig = kubeconfig_with(kube_api, tmp_path / "kubeconfig", {
+        "client-certificate-data": base64.b64encode(kube_tls.client_cert_path.read_bytes()).decode(),
+        "client-key-data": base64.b64encode(key).decode()})
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
+    completed = subprocess.run([sys.executable, "-c", KILLED_MID_SESSION, str(kubeconfig), str(REPO_ROOT / ".collections")],
+                               env=ansible_env(TMPDIR=tmpdir), capture_output=True, text=True, timeout=60, check=False)
+    # Authenticated by the inline certificate and key alone (the kubeconfig holds no token), then killed.
+    served = len(kube_api.stored("runtimeclasses"))
+    assert (completed.returncode, completed.stdout.strip()) == (-signal.SIGKILL, str(served)), completed.stderr
+    left = [path for path in tmpdir.rglob("*") if path.is_file() and key.strip().splitlines()[1] in path.read_bytes()]
+    assert left == [], f"the client key was left on disk: {left}"
+
+
+def test_a_bearer_token_sent_over_plain_http_is_warned_about(kube_tls, tmp_path):
+    with KubeStandIn(kube_tls, tmp_path, plain_http=True) as plain:
+        load_demo_cluster(plain)
+        run = run_module("gpufleet.runtime_gate.runtimeclass_info", {"host": plain.url, "api_key": plain.token})
+        assert run.returncode == 0, run.output
+        assert f"[WARNING]: the API server address {plain.url} {PLAINTEXT_WARNING}" in run.output, run.output
+        assert plain.token not in run.output
+        completed = subprocess.run(
+            [str(REPO_ROOT / "bin" / "rc-crosscheck"), str(DEMO / "nodes" / "gpu-node-01" / "config-dump.toml")],
+            env=ansible_env(K8S_AUTH_HOST=plain.url, K8S_AUTH_API_KEY=plain.token), capture_output=True, text=True,
+            timeout=120, check=False)
+        assert PLAINTEXT_WARNING in completed.stderr and plain.token not in completed.stderr, completed.stderr
+
+
+def test_the_proxy_password_never_appears_in_vvv_output_or_reports(kube_api, tmp_path):
+    load_demo_cluster(kube_api)
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    proxy_password = "proxy-pass-5b7e2c9d"
+    env = {"K8S_AUTH_HOST": kube_api.url, "K8S_AUTH_API_KEY": kube_api.token, "K8S_AUTH_CA_CERT": kube_api.ca_path,
+           "K8S_AUTH_PROXY": f"http://proxy-user:{proxy_password}@127.0.0.1:{port}"}
+    run = run_crosscheck(tmp_path, DEMO_OK_HOSTS, env, extra_args=["-vvv"])
+    assert {verdict["verdict"] for verdict in run.verdicts.values()} == {"UNKNOWN"}, run.output
+    assert "the proxy refused or failed the connection" in run.output
+    assert_nowhere(run, [proxy_password, kube_api.token])

@@ -109,7 +109,7 @@ class Node:
                 os.kill(int(self.pidfile.read_text()), signal.SIGTERM)
             except ProcessLookupError:
                 return
-            for _ in range(100):
+            for _attempt in range(100):
                 try:
                     os.kill(int(self.pidfile.read_text()), 0)
                 except ProcessLookupError:
@@ -132,7 +132,7 @@ def _release_ids():
 @pytest.fixture(scope="module", params=_release_ids())
 def fleet(request):
     require_tool(os.geteuid() == 0, "real containerd daemons need root")
-    release = next(item for item in releases() if item.name == request.param)
+    release = {item.name: item for item in releases()}[request.param]
     top = Path(tempfile.mkdtemp(prefix="rg2-", dir="/tmp"))  # unix socket paths must fit in 108 bytes
     bin_dir = top / "bin"
     s.make_executable(bin_dir / "restart-containerd", RESTART)

@@ -1,0 +1,1 @@
+"""Tests against a real Kubernetes control plane (support/kube_cluster.py)."""
