@@ -66,7 +66,7 @@ sanity: venv system-packages
 # it exits 1 only when a run misbehaves (a host UNKNOWN, API requests that grow with the host count).
 .PHONY: benchmark
 BENCHMARK_ARGS ?= --hosts 200
-benchmark: venv system-packages
+benchmark: venv system-packages components
 	benchmarks/crosscheck_scale $(BENCHMARK_ARGS)
 
 # Generated node config trees x every containerd release: our verdict against the real daemon (tools/differential).

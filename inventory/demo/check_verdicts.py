@@ -4,7 +4,8 @@ The demo fleet is broken on purpose, so ansible-playbook must exit 2 (hosts fail
 verdicts of every host, and they must equal inventory/demo/expected-verdicts.yml: verdict and missing handlers,
 and where the expectation lists them, the codes of the host's findings (`finding_codes`, sorted) and of the
 explanation of each missing handler (`missing_explained`). With REPORT_DIR, the
-reports must be there too: report.json holding the same verdicts and a failed run, junit.xml, report.html.
+reports must be there too: report.json holding the same verdicts and a failed run, junit.xml, report.html,
+metrics.prom.
 Exit 0 when all holds, 1 otherwise, with the differences on stderr.
 """
 import json
@@ -16,7 +17,7 @@ import yaml
 EXPECTED_PLAYBOOK_RC = 2  # ansible-playbook: "one or more hosts failed"
 
 
-REPORT_FILES = ("report.json", "junit.xml", "report.html")
+REPORT_FILES = ("report.json", "junit.xml", "report.html", "metrics.prom")
 
 
 def report_problems(report_dir, expected):
@@ -73,7 +74,7 @@ def main(playbook_rc, verdicts_path, expected_path, report_dir=None):
         print(f"demo: {problem}", file=sys.stderr)
     if problems:
         return 1
-    print(f"demo: all {len(expected)} verdicts and their findings as documented (README, 'The demo fleet'); verdicts in {verdicts_path}")
+    print(f"demo: all {len(expected)} verdicts and their findings as documented (docs/usage.md, 'The demo fleet'); verdicts in {verdicts_path}")
     if report_dir:
         where = os.path.abspath(report_dir)
         print(f"demo: reports in {where}/: {', '.join(REPORT_FILES)} (open file://{where}/report.html in a browser)")

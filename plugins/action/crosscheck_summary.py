@@ -1,7 +1,7 @@
 # Copyright: gpufleet platform team
 # Apache License 2.0 (see galaxy.yml)
 """Collects every judged host's verdict once per run: a table for the terminal, the fleet findings, a JSON
-verdicts file and the reports (report.json, junit.xml, report.html)."""
+verdicts file and the reports (report.json, junit.xml, report.html, metrics.prom)."""
 
 from datetime import UTC, datetime
 

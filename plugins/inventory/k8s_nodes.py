@@ -71,6 +71,7 @@ plugin: gpufleet.runtime_gate.k8s_nodes
 kubeconfig: ~/.kube/gpu-cluster.yaml
 context: gpu-admin
 
+---
 # Groups per GPU model besides gpu_nodes; prefer the InternalIP, fall back to the node's host name.
 plugin: gpufleet.runtime_gate.k8s_nodes
 node_groups:
@@ -82,6 +83,7 @@ node_groups:
     pool: canary
 address_type: [InternalIP, Hostname]
 
+---
 # A group per GPU product (gpu_product_NVIDIA_A100_SXM4_80GB, ...) and per pool, a variable from a label.
 plugin: gpufleet.runtime_gate.k8s_nodes
 keyed_groups:
@@ -95,6 +97,7 @@ compose:
   node_zone: runtime_gate_node_labels['topology.kubernetes.io/zone'] | default('unknown')
 strict: true
 
+---
 # Ask the API server once an hour at most (cache kept in JSON files on the controller).
 plugin: gpufleet.runtime_gate.k8s_nodes
 cache: true

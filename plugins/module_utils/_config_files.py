@@ -13,7 +13,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_
     CRI_RUNTIME_PLUGIN_V3,
 )
 
-# Where each config version keeps CRI runtimes (reference §3): v1 files use the short ID, v2 the
+# Where each config version keeps CRI runtimes (docs/containerd-loading.md §3): v1 files use the short ID, v2 the
 # grpc URI, v3/v4 the runtime plugin split out in 2.0 (PR #9141).
 CRI_SHORT_ID = "cri"
 CRI_PLUGIN_KEYS = (CRI_SHORT_ID, CRI_PLUGIN_V2, CRI_RUNTIME_PLUGIN_V3)

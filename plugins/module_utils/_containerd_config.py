@@ -3,7 +3,7 @@
 Controller side (Python >= 3.11, ``tomllib``). The node module only ships raw text; this module
 turns it into the ``ansible_facts.containerd`` dictionary every other part of the core reads.
 
-Where runtimes live (shared/reference/containerd-loading.md §3, §5):
+Where runtimes live (docs/containerd-loading.md §3, §5):
 
 * config version 2 (every containerd 1.x dump prints ``version = 2``):
   ``plugins."io.containerd.grpc.v1.cri".containerd.runtimes``
@@ -66,7 +66,7 @@ def _nests_deeper_than(document, limit):
 
 def root_config_summary(text, path):
     """The on-disk root file's own ``version`` and ``imports`` (not the dump's: on 2.x the dump's
-    ``imports`` lists patterns, never the files that loaded; reference §1)."""
+    ``imports`` lists patterns, never the files that loaded; docs/containerd-loading.md §1)."""
     summary = {"path": path, "exists": text is not None, "version": None, "imports": [], "parse_error": None}
     if text is None:
         return summary

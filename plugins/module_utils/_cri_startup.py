@@ -1,7 +1,7 @@
 """Whether containerd's CRI plugin starts with a loaded configuration, and which runtimes it then serves.
 
 Controller side (Python >= 3.11), pure functions over the parsed ``config dump``. A dump loads fine while the CRI
-plugin refuses to start: ``config dump`` validates no CRI setting (reference §7). Each rule below is what the CRI
+plugin refuses to start: ``config dump`` validates no CRI setting (docs/containerd-loading.md §7). Each rule below is what the CRI
 plugin checks when it starts, traced to containerd's source at the release (docs/cri-startup.md has the table):
 
 * 1.6/1.7 — ``ValidatePluginConfig`` in ``pkg/cri/config/config.go`` (@v1.6.20, @v1.7.35): the deprecated

@@ -4,9 +4,9 @@
 
 Runs on nodes: standard library only (``grpc`` is imported only if the node has it), Python 3.8 syntax.
 
-``config dump`` re-reads the files; it never talks to the daemon (reference §7, containerd #9417). The
+``config dump`` re-reads the files; it never talks to the daemon (docs/containerd-loading.md §7, containerd #9417). The
 daemon's own view is CRI ``RuntimeService/Status`` with ``verbose: true``: its ``info`` map holds the CRI
-plugin's in-memory config as JSON (reference §6). In order of preference:
+plugin's in-memory config as JSON (docs/containerd-loading.md §6). In order of preference:
 
 1. ``crictl --runtime-endpoint unix://SOCKET info`` when crictl is installed (argv list, no shell);
 2. a generic unary gRPC call through ``grpcio`` if the node's Python can import it, with the protobuf

@@ -13,11 +13,11 @@ prints (crictl merges the ``info`` map's JSON values into one object next to ``s
 
 ``cri_unavailable``: the daemon answered on its socket but no CRI ``RuntimeService`` is registered (gRPC
 ``Unimplemented``: "unknown service runtime.v1.RuntimeService"), which is how a CRI plugin that failed
-to load looks (``failed to load plugin io.containerd.grpc.v1.cri``; reference §2, verified on 1.6.20):
+to load looks (``failed to load plugin io.containerd.grpc.v1.cri``; docs/containerd-loading.md §2, verified on 1.6.20):
 the node serves no handler, so ``runtimes`` is ``[]``. ``unknown`` (no client on the node, no socket,
 any other error) leaves ``runtimes`` None: never assumed equal to the dump.
 
-Shapes (reference §6; tested on real daemons of every release in tests/unit/test_daemon_view.py):
+Shapes (docs/containerd-loading.md §6; tested on real daemons of every release in tests/unit/test_daemon_view.py):
 ``config.containerd.runtimes.<name>.runtimeType`` / ``.options.BinaryName`` and
 ``config.containerd.defaultRuntimeName`` on 1.x and 2.x; ``runtimeHandlers`` only on 2.x (a list, the
 default handler repeated as an entry without a name, order not guaranteed before 2.1.4) — so

@@ -4,7 +4,7 @@ Pure controller-side functions (Python >= 3.11). Host findings read the raw evid
 returns next to the dump (``config_files``, ``import_globs``, ``dropin_dirs``, ``binaries``,
 ``cdi_dirs``, ``daemon``); evidence that is absent (older facts, ``dump_file`` mode) makes the rules
 that need it stay silent — absence never turns a failing host into a passing one, because findings only
-explain a verdict, they never make it OK. The rules follow shared/reference/containerd-loading.md; each
+explain a verdict, they never make it OK. The rules follow docs/containerd-loading.md; each
 cites the containerd behaviour it relies on.
 
 A finding::

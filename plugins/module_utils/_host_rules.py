@@ -30,7 +30,7 @@ HOST_CODES = (
 )
 
 # Fields of the runc shim's Options (api/types/runc/options, 1.6–2.x); CRI decodes a runtime's
-# `options` into it by field name, case-insensitively, and drops any other key (reference §8).
+# `options` into it by field name, case-insensitively, and drops any other key (docs/containerd-loading.md §8).
 RUNC_OPTION_KEYS = frozenset(key.lower() for key in (
     "NoPivotRoot", "NoNewKeyring", "ShimCgroup", "IoUid", "IoGid", "BinaryName", "Root", "CriuPath",
     "SystemdCgroup", "CriuImagePath", "CriuWorkPath", "TaskApiAddress", "TaskApiVersion",

@@ -6,7 +6,7 @@ Runs on nodes: standard library only, Python 3.8 syntax. No judgement here: it r
 root config's ``imports`` can reach, expands each pattern the way containerd does, lists directories
 and stats binaries, and reports what it saw (errors as sentences). The controller decides what it means.
 
-containerd's import walk (reference §1, ``LoadConfig``/``resolveImports`` @v1.6.20, @v2.2.0): a FIFO
+containerd's import walk (docs/containerd-loading.md §1, ``LoadConfig``/``resolveImports`` @v1.6.20, @v2.2.0): a FIFO
 queue starting at the root; each file's own ``imports`` are resolved and queued; a path is applied
 once, deduplicated by its exact string; only entries containing ``*`` are globbed (Go
 ``filepath.Glob``); a relative non-glob entry is joined to the importing file's directory; a relative
@@ -103,7 +103,7 @@ def relative_globs_from_cwd(version):
     """Whether this containerd (a version tuple) resolves relative ``imports`` globs from its working directory.
 
     Relative globs were passed to filepath.Glob unchanged until PR #9746 and its backports #9835
-    (1.6.29) and #9834 (1.7.16) (reference §1).
+    (1.6.29) and #9834 (1.7.16) (docs/containerd-loading.md §1).
     """
     return between(version, (1, 6, 0), (1, 6, 28)) or between(version, (1, 7, 0), (1, 7, 15))
 

@@ -5,7 +5,7 @@
 Controller side (``tomllib``). ``make_plan`` takes the node's evidence (root file text, containerd
 version, the files the root's imports resolve to now) and the requested runtimes, and returns the
 preflight errors, the files to write and the imports to add; ``_render_proof`` proves the plan with
-the real binary. Every rule comes from shared/reference/containerd-loading.md (§ numbers below).
+the real binary. Every rule comes from docs/containerd-loading.md (§ numbers below).
 """
 
 import copy
@@ -34,7 +34,7 @@ MANAGED_HEADER = "# Managed by the gpufleet.runtime_gate.containerd_runtimes rol
 
 
 def config_target(containerd_version):
-    """``(max config version, CRI runtime plugin key)`` the binary reads (reference §3 table)."""
+    """``(max config version, CRI runtime plugin key)`` the binary reads (docs/containerd-loading.md §3 table)."""
     match = _VERSION.match(containerd_version or "")
     if not match:
         raise RuntimeGateError(f"cannot tell the containerd version from {containerd_version!r}")

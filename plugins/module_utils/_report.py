@@ -1,8 +1,9 @@
-"""The reports of one crosscheck run: ``report.json``, ``junit.xml`` and ``report.html`` in one directory.
+"""The reports of one crosscheck run: ``report.json``, ``junit.xml``, ``report.html`` and ``metrics.prom`` in one
+directory.
 
 ``build_report`` is pure (verdicts + fleet view + run metadata + the previous report → one JSON-able object,
-documented in docs/report.md and docs/report.schema.json); ``junit_xml`` and ``_report_html.render_html``
-only render that object; ``write_reports`` is the one function that touches the directory.
+documented in docs/report.md and docs/report.schema.json); ``junit_xml``, ``_report_html.render_html`` and
+``_report_metrics.render_metrics`` only render that object; ``write_reports`` is the one function that touches the directory.
 """
 
 import json
@@ -10,7 +11,9 @@ import os
 import xml.etree.ElementTree as ET
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._findings import explanation_lines
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._report_html import render_html
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._report_metrics import METRICS_PROM, render_metrics
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._summary import (
     REPORTED_FIELDS,
     finding_line,
@@ -130,7 +133,8 @@ def _outcome(entry):
 
 def junit_xml(report):
     """One ``testsuite``, one ``testcase`` per host; a host that is not OK has one ``failure`` (type = verdict)
-    whose text is its MISSING/UNKNOWN lines and then its findings. Fleet findings go to the suite's system-out."""
+    whose text is what the console prints for it: its MISSING/UNKNOWN lines, then ``explanation_lines`` (each
+    missing handler's explanation, then the findings). Fleet findings go to the suite's system-out."""
     suites = ET.Element("testsuites", name="gpufleet.runtime_gate")
     failing = len(report["hosts"]) - report["counts"][OK]
     suite = ET.SubElement(suites, "testsuite", name="runtime_gate crosscheck", tests=str(len(report["hosts"])),
@@ -140,12 +144,12 @@ def junit_xml(report):
         ET.SubElement(properties, "property", name=name, value=value)
     for host, entry in report["hosts"].items():
         case = ET.SubElement(suite, "testcase", classname="runtime_gate.crosscheck", name=host, time="0")
-        finding_lines = [finding_line(finding) for finding in entry["findings"] or []]
+        explained = explanation_lines(entry)
         if entry["verdict"] != OK:
             failure = ET.SubElement(case, "failure", type=entry["verdict"], message=" ".join(entry["lines"]))
-            failure.text = "\n".join(entry["lines"] + finding_lines)
-        elif finding_lines:
-            ET.SubElement(case, "system-out").text = "\n".join(finding_lines)
+            failure.text = "\n".join(entry["lines"] + explained)
+        elif explained:
+            ET.SubElement(case, "system-out").text = "\n".join(explained)
     fleet_text = [finding_line(finding) for finding in report["fleet_findings"] + report["overhead_findings"]]
     if fleet_text:
         ET.SubElement(suite, "system-out").text = "\n".join(fleet_text)
@@ -163,7 +167,7 @@ def _suite_properties(report):
 
 def report_lines(report, paths):
     """What the terminal summary says about the reports: where they are and what changed since the last one."""
-    lines = ["Reports: " + ", ".join(paths[name] for name in (REPORT_JSON, JUNIT_XML, REPORT_HTML))]
+    lines = ["Reports: " + ", ".join(paths[name] for name in (REPORT_JSON, JUNIT_XML, REPORT_HTML, METRICS_PROM))]
     previous, changed = report["previous"], report["changed_hosts"]
     if previous is not None:
         since = f"the previous report ({paths[PREVIOUS_REPORT_JSON]}, {previous['generated_at'] or 'time unknown'})"
@@ -181,11 +185,12 @@ def _verdict_text(outcome):
 
 def report_paths(report_dir):
     directory = os.path.abspath(report_dir)
-    return {name: os.path.join(directory, name) for name in (REPORT_JSON, JUNIT_XML, REPORT_HTML, PREVIOUS_REPORT_JSON)}
+    names = (REPORT_JSON, JUNIT_XML, REPORT_HTML, METRICS_PROM, PREVIOUS_REPORT_JSON)
+    return {name: os.path.join(directory, name) for name in names}
 
 
 def write_reports(report_dir, verdicts, fleet, *, generated_at, inventory_sources=()):
-    """Write report.json, junit.xml and report.html into ``report_dir`` (created if absent).
+    """Write report.json, junit.xml, report.html and metrics.prom into ``report_dir`` (created if absent).
 
     An existing report.json becomes report.prev.json and the new report lists the hosts whose verdict changed
     since. Each file is replaced atomically; every file is rendered before any is written, and nothing else in
@@ -200,6 +205,7 @@ def write_reports(report_dir, verdicts, fleet, *, generated_at, inventory_source
     rendered = {
         JUNIT_XML: junit_xml(report),
         REPORT_HTML: render_html(report),
+        METRICS_PROM: render_metrics(report),
         REPORT_JSON: json.dumps(report, indent=2, sort_keys=True) + "\n",
     }
     if previous_text is not None:

@@ -1,7 +1,7 @@
 """Host rules about files: imports that load nothing or the wrong thing, and config versions containerd drops.
 
 Pure controller-side functions over a ``HostContext``; see ``_host_rules`` for the runtime and daemon rules.
-Version gates are the reference's (shared/reference/containerd-loading.md), inclusive on both ends.
+Version gates are the reference's (docs/containerd-loading.md), inclusive on both ends.
 """
 
 import os
@@ -20,7 +20,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._host_contex
 )
 
 # containerd 2.2.0+ adds this pattern to the built-in default's imports, which LoadConfig never follows
-# (PR #12323; reference §4): the root file must list it itself.
+# (PR #12323; docs/containerd-loading.md §4): the root file must list it itself.
 DEFAULT_CONFD_PATTERN = "/etc/containerd/conf.d/*.toml"
 DROPIN_SUFFIXES = (".toml", ".conf")
 
@@ -144,7 +144,7 @@ def _v3_on_1x(context):
     for config_file in context.loaded_files:
         merged_version = config_file.version or merged_version
     # 1.6.32+/1.7.17+ refuse version 3 — but only when the merged (last non-zero) version is 3 (PRs #10234,
-    # #10165); earlier releases accept it as version 2 and ignore the 2.x-only tables (reference §3).
+    # #10165); earlier releases accept it as version 2 and ignore the 2.x-only tables (docs/containerd-loading.md §3).
     # With only the family known (a dump judged by itself), the dump loaded, so this containerd did not refuse it.
     refusing = context.version is not None and (context.version >= (1, 7, 17) or between(context.version, (1, 6, 32), (1, 6, 999)))
     for config_file in context.loaded_files:
@@ -191,7 +191,7 @@ def _v2x_table_on_1x(context, config_file):
 
 def _cri_table_replaced(context):
     # containerd 1.x merges files by replacing each top-level plugins.<key> table wholesale
-    # (mergeConfig @v1.6.20/@v1.7.34, reference §2): whatever an earlier file set there is gone.
+    # (mergeConfig @v1.6.20/@v1.7.34, docs/containerd-loading.md §2): whatever an earlier file set there is gone.
     findings = []
     for plugin_key in (CRI_PLUGIN_V2, CRI_SHORT_ID):
         previous = None
@@ -238,7 +238,7 @@ def _leaf_paths(table, prefix=()):
 def _legacy_plugin_key(context):
     # 2.0–2.2: an unversioned file is stamped with the version so far (3 unless an earlier file said 2)
     # and only a merged version < 3 is migrated; 2.3+ migrates every file < 4 separately (PR #12608), so
-    # only version = 4 files lose io.containerd.grpc.v1.cri runtimes (reference §3).
+    # only version = 4 files lose io.containerd.grpc.v1.cri runtimes (docs/containerd-loading.md §3).
     findings = []
     accumulated = 3
     remedy = (f"Move the runtimes to {toml_key('plugins', CRI_RUNTIME_PLUGIN_V3, 'containerd', 'runtimes')}, "
@@ -270,7 +270,7 @@ def _new_key_runtimes_beside(context, config_file, per_file_migration):
 
 def _uri_keys_in_v1_config(context):
     # 1.x: a merged config without a version is version 1, whose plugin tables are looked up by short ID
-    # (plugins.cri, Decode @v1.6.20): URI-keyed tables are ignored without a word (reference §3).
+    # (plugins.cri, Decode @v1.6.20): URI-keyed tables are ignored without a word (docs/containerd-loading.md §3).
     merged_version = ([config_file.version for config_file in context.loaded_files if config_file.version] or [0])[-1]
     if merged_version > 1:
         return []

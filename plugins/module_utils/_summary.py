@@ -31,6 +31,8 @@ REPORTED_FIELDS = {
     "notes": [],
     "findings": [],
     "missing_explained": {},
+    # False: a dump judged without its host root, so "not explained" means "not looked for" (explanation_lines).
+    "files_examined": None,
 }
 
 

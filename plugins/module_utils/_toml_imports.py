@@ -5,7 +5,7 @@
 Runs on nodes: standard library only, Python 3.8 syntax. Nodes may run Python < 3.11, so there is no
 TOML parser; this reader scans only the part of the file containerd takes ``imports`` from: the
 key/value pairs *before the first table header*. An ``imports`` key after a header belongs to that
-table and is ignored by containerd (reference §8), so it is not read here either.
+table and is ignored by containerd (docs/containerd-loading.md §8), so it is not read here either.
 
 It skips every other value exactly (basic, literal and multi-line strings, nested arrays, inline
 tables, scalars), so a ``[`` inside a value is never taken for a table header. Anything it cannot

@@ -60,7 +60,7 @@ def _loaded_view(facts, nodes, node_name, notes):
     """``(served, reason, daemon_runtimes, loaded_source, node_handlers)``.
 
     Loaded = the running daemon's view when the node could read it and the dump came from running containerd
-    there (never for a dump file, maybe another node's capture), else the dump (reference §7: the dump
+    there (never for a dump file, maybe another node's capture), else the dump (docs/containerd-loading.md §7: the dump
     re-reads the files; the daemon may run an older config). ``node.status.runtimeHandlers``, when the
     Node reports it, is the kubelet's copy of the daemon's list: a handler absent there is not served.
     A runtime whose BinaryName is missing or not executable is not served either.

@@ -13,7 +13,7 @@ description:
   - With O(cluster_result), also the fleet findings (a handler no node serves, a RuntimeClass without nodeSelector),
     the RuntimeClass overhead warnings (pods that do not fit a node once the overhead is added) and, per RuntimeClass,
     the nodes that serve and miss its handler; the table is followed by the findings.
-  - With O(report_dir), writes C(report.json), C(junit.xml) and C(report.html) there (see docs/report.md in the collection);
+  - With O(report_dir), writes C(report.json), C(junit.xml), C(report.html) and C(metrics.prom) there (see docs/report.md in the collection);
     an existing C(report.json) is kept as C(report.prev.json) and the new one lists the hosts whose verdict changed.
   - A host without a verdict (unreachable before it was judged, or removed from the play) is reported C(UNKNOWN).
   - Runs on the controller (action plugin); run it once per play.
@@ -45,7 +45,7 @@ options:
     type: dict
   report_dir:
     description:
-      - Controller directory to write C(report.json), C(junit.xml) and C(report.html) into, each atomically (temporary
+      - Controller directory to write C(report.json), C(junit.xml), C(report.html) and C(metrics.prom) into, each atomically (temporary
         file and rename); created if absent; no other file in it is touched. A relative path is relative to the
         directory ansible-playbook runs in.
       - An existing C(report.json) is first kept as C(report.prev.json).
@@ -123,7 +123,7 @@ runtimeclasses:
   type: list
   elements: dict
 report_paths:
-  description: The files written, by name (C(report.json), C(junit.xml), C(report.html), and C(report.prev.json) when kept).
+  description: The files written, by name (C(report.json), C(junit.xml), C(report.html), C(metrics.prom), and C(report.prev.json) when kept).
   returned: when O(report_dir) is set
   type: dict
 changed_hosts:

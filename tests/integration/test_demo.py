@@ -1,4 +1,4 @@
-"""The demo fleet ends with the verdicts the README documents (what `make demo` checks), from the
+"""The demo fleet ends with the verdicts docs/usage.md documents (what `make demo` checks), from the
 committed dumps and, with the installed containerd, from the trees themselves (`make demo-live`)."""
 import json
 import os

@@ -1,8 +1,8 @@
-"""Every path a user passes is relative to where ansible-playbook runs (issue 14, the README's first example).
+"""Every path a user passes is relative to where ansible-playbook runs (issue 14, the first example of docs/usage.md).
 
 ansible-core runs modules over the local connection in the playbook's directory, so a relative RuntimeClasses
 file, dump file or node root used to be looked for under playbooks/ and every host ended UNKNOWN. These runs use
-the real ansible-playbook from the checkout root (the README's command) and from another directory, with paths
+the real ansible-playbook from the checkout root (the documented command) and from another directory, with paths
 relative to that directory, and compare the verdicts with inventory/demo/expected-verdicts.yml.
 """
 import json
@@ -36,7 +36,7 @@ def assert_demo_verdicts(completed, verdicts_file, report_dir=None):
 
 
 def test_readme_example_from_the_checkout_root(tmp_path):
-    # The README's first command, verbatim, plus a verdicts file and a report dir given relative to the checkout.
+    # The first command of docs/usage.md, verbatim, plus a verdicts file and a report dir given relative to the checkout.
     verdicts = os.path.relpath(tmp_path / "verdicts.json", REPO_ROOT)
     reports = os.path.relpath(tmp_path / "reports", REPO_ROOT)
     assert not os.path.isabs(verdicts) and not os.path.isabs(reports)

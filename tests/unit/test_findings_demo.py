@@ -16,7 +16,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.modules.containerd_facts 
 DEMO = REPO_ROOT / "inventory" / "demo"
 CLUSTER = read_manifest_file(str(DEMO / "cluster.yaml"))
 
-# host → (missing_explained, codes of every finding) — the README's "The nodes" table, as findings.
+# host → (missing_explained, codes of every finding) — docs/usage.md's demo fleet table, as findings.
 EXPECTED = {
     "gpu-node-01": ({}, set()),
     "gpu-node-02": ({"nvidia": ["DROPIN_NOT_IMPORTED", "IMPORT_GLOB_MATCHES_NOTHING"],

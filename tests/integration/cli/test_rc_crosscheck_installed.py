@@ -15,7 +15,7 @@ from support.paths import REPO_ROOT
 BIN = Path(sys.executable).parent
 CHECKOUT_SCRIPT = REPO_ROOT / "bin" / "rc-crosscheck"
 DEMO = REPO_ROOT / "inventory" / "demo"
-# The README's example, with paths relative to the checkout (the runs use cwd=REPO_ROOT).
+# The README's (and docs/usage.md's) example, with paths relative to the checkout (the runs use cwd=REPO_ROOT).
 GPU_NODE_03 = ["--runtimeclasses", "inventory/demo/cluster.yaml", "inventory/demo/nodes/gpu-node-03/config-dump.toml"]
 GPU_NODE_01_OK = ["--runtimeclasses", "inventory/demo/cluster.yaml", "--node-labels", "nvidia.com/gpu.present=true",
                   "inventory/demo/nodes/gpu-node-01/config-dump.toml"]

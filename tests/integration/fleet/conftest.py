@@ -5,6 +5,7 @@ Tools these tests need are real binaries. When one is absent the tests skip loca
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 from support import fleet as fleet_support
 from support import sshd as sshd_support
+from support.console import printed_results
 from support.paths import REPO_ROOT
 from support.tools import require_command, require_tool
 
@@ -55,24 +57,16 @@ class PlaybookRun:
         return fleet_support.read_verdicts(self.fleet.verdicts_path)
 
     def failure_text(self, host_name: str) -> str:
-        """Every ``fatal:``/``failed:`` result Ansible printed for ``host_name``, JSON escapes undone.
+        """Every ``fatal:``/``failed:`` result Ansible printed for ``host_name``: its ``msg`` as printed
+        (real line breaks), then its other fields as one JSON line.
 
-        ansible-core 2.19 prints an ``[ERROR]: Task failed`` block *before* each result line, so only the
-        result itself is attributable to the host: one line, or an indented JSON object up to its ``}``.
+        ansible-core 2.19 may print an ``[ERROR]: Task failed`` block *before* a result, so only the result
+        itself is attributable to the host.
         """
         blocks = []
-        lines = self.stdout.splitlines()
-        header = re.compile(rf"^(fatal|failed): \[{re.escape(host_name)}(\s*->\s*[^\]]+)?\]")
-        for index, line in enumerate(lines):
-            if not header.match(line):
-                continue
-            block = [line]
-            if line.rstrip().endswith("{"):
-                for following in lines[index + 1:]:
-                    block.append(following)
-                    if following.rstrip() == "}":
-                        break
-            blocks.append(_unescape("\n".join(block)))
+        for result in printed_results(self.stdout, host_name):
+            others = {key: value for key, value in result.items() if key != "msg"}
+            blocks.append(f"{result.get('msg', '')}\n{json.dumps(others, sort_keys=True)}")
         return "\n".join(blocks)
 
     def missing_lines(self, host_name: str) -> set:
@@ -80,10 +74,6 @@ class PlaybookRun:
 
     def explain(self) -> str:
         return f"rc={self.returncode} after {self.seconds:.1f}s\n--- stdout ---\n{self.stdout}\n--- stderr ---\n{self.stderr}"
-
-
-def _unescape(text: str) -> str:
-    return text.replace("\\n", "\n").replace('\\"', '"')
 
 
 def _run_crosscheck(fleet, *extra_args, timeout=300) -> PlaybookRun:

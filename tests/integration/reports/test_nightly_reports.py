@@ -113,7 +113,7 @@ def test_junit_has_one_testcase_per_host_and_failures_carry_the_lines(demo_run):
 def test_report_html_shows_the_matrix_in_headless_chromium(demo_run, chromium, tmp_path):
     html_path = demo_run.report_dir / "report.html"
     html = html_path.read_text(encoding="utf-8")
-    assert "<script" not in html and "http://" not in html and "https://" not in html  # self-contained
+    assert "src=" not in html and "http://" not in html and "https://" not in html  # self-contained, works offline
     dom = chromium_run(chromium, html_path, tmp_path, "--dump-dom").stdout
     seen = visible_text(dom)
     report = demo_run.report
@@ -121,20 +121,28 @@ def test_report_html_shows_the_matrix_in_headless_chromium(demo_run, chromium, t
     counts = report["counts"]
     assert f"{counts['OK']} OK, {counts['MISSING']} MISSING, {counts['UNKNOWN']} UNKNOWN of {len(report['hosts'])} hosts" in seen.text
     # fleet findings come before the matrix, which comes before the hosts
-    assert seen.text.index("HANDLER_SERVED_NOWHERE") < seen.text.index("Fleet matrix") < seen.text.index("Hosts")
-    header = next(row for row in seen.rows if row[:2] == ["host", "verdict"])
+    assert seen.text.index("HANDLER_SERVED_NOWHERE") < seen.text.index("Fleet matrix") < seen.text.index("Hosts, by group")
+    header = next(row for row in seen.rows if row[:2] == ["verdict", "hosts"])
     handlers = [cell.split(" RuntimeClass")[0].split(" default runtime")[0] for cell in header[2:]]
     assert handlers == report["matrix"]["handlers"]
+    # every toggle opened: each host is in exactly one group row, whose verdict and cells are the host's
+    opened = visible_text(dom.replace("<details", "<details open"))
+    group_rows = [row for row in opened.rows if len(row) == 2 + len(handlers) and row[0].endswith(("OK", "MISSING", "UNKNOWN"))]
     verdict_symbol = {"OK": "\u2714", "MISSING": "\u2718", "UNKNOWN": "?"}
     for host, (verdict, _missing) in expected_demo_verdicts().items():
-        row = next(row for row in seen.rows if row and row[0] == host)
-        assert row[1] == f"{verdict_symbol[verdict]} {verdict}"
-        assert row[2:] == [SYMBOLS[report["matrix"]["rows"][host][handler]] for handler in handlers]
+        rows = [row for row in group_rows if host in row[1].replace(",", " ").split()]
+        assert len(rows) == 1, (host, group_rows)
+        assert rows[0][0] == f"{verdict_symbol[verdict]} {verdict}"
+        assert rows[0][2:] == [SYMBOLS[report["matrix"]["rows"][host][handler]] for handler in handlers]
+    assert [row[0].split()[1] for row in group_rows] == sorted((row[0].split()[1] for row in group_rows), key=["MISSING", "UNKNOWN", "OK"].index)
     assert "Legend: \u2714 served \u2718 missing \u2013 not required ? unknown" in seen.text
     typo_row = next(row for row in seen.rows if row and row[0] == "nvidia-typo")
     assert typo_row[1:4] == ["nvdia", "cpu=250m memory=120Mi", "gpufleet.example/pool=canary"]
-    # a failing host's details are open: its MISSING lines are visible; an OK host shows only its summary
-    assert "gpu-node-03 \u2718 MISSING MISSING=nvidia-cdi" in seen.text
+    # a failing group shows its MISSING lines and their explanation without opening anything
+    row_of_03 = next(index for index, row in enumerate(seen.rows) if "gpu-node-03" in row[1:2])
+    explanation = seen.rows[row_of_03 + 1][0]
+    assert explanation.startswith("MISSING=nvidia-cdi") and "nvidia-cdi: NOT_CONFIGURED_ANYWHERE" in explanation
+    assert "<details open" not in html
     screenshot = tmp_path / "report.png"
     chromium_run(chromium, html_path, tmp_path, f"--screenshot={screenshot}")
     assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and screenshot.stat().st_size > 20_000
@@ -152,7 +160,7 @@ def test_second_run_keeps_the_previous_report_and_lists_changed_hosts(demo_run, 
     fixed_cluster = tmp_path / "cluster-fixed.yaml"
     fixed_cluster.write_text(yaml.safe_dump(cluster))
     run = run_playbook(report_dir, "-e", f"runtime_gate_runtimeclasses_file={fixed_cluster}", "--limit", "all:!gpu-node-08")
-    assert sorted(path.name for path in report_dir.iterdir()) == ["junit.xml", "notes.txt", "report.html", "report.json", "report.prev.json"]
+    assert sorted(path.name for path in report_dir.iterdir()) == ["junit.xml", "metrics.prom", "notes.txt", "report.html", "report.json", "report.prev.json"]
     assert (report_dir / "report.prev.json").read_text() == first_text
     assert (report_dir / "notes.txt").read_text() == "not ours\n"
     report = run.report
@@ -206,7 +214,7 @@ def test_an_all_ok_run_passes_with_exit_0(tmp_path):
 def test_nightly_defaults_to_a_report_dir_where_it_runs(tmp_path):
     run = run_playbook(None, "--limit", "localhost,gpu-node-01", cwd=tmp_path)
     assert run.returncode == 0, run.stdout[-3000:]
-    assert sorted(path.name for path in (tmp_path / "runtime-gate-report").iterdir()) == ["junit.xml", "report.html", "report.json"]
+    assert sorted(path.name for path in (tmp_path / "runtime-gate-report").iterdir()) == ["junit.xml", "metrics.prom", "report.html", "report.json"]
 
 
 def test_a_pattern_that_matches_no_host_fails_with_a_report(tmp_path):
@@ -231,7 +239,7 @@ def test_make_demo_checks_the_reports_and_says_where_they_are(demo_run, tmp_path
     checked = check_demo(demo_run.returncode, demo_run.report_dir)
     assert checked.returncode == 0, checked.stderr
     assert checked.stdout.splitlines()[-1] == (
-        f"demo: reports in {demo_run.report_dir}/: report.json, junit.xml, report.html "
+        f"demo: reports in {demo_run.report_dir}/: report.json, junit.xml, report.html, metrics.prom "
         f"(open file://{demo_run.report_dir}/report.html in a browser)"
     )
     green = tmp_path / "out"

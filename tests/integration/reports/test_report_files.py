@@ -37,7 +37,7 @@ def test_markup_in_names_is_text_in_every_report(tmp_path):
     assert HOSTILE in visible_text(html).text
     case = ElementTree.parse(tmp_path / "junit.xml").getroot().find("testsuite/testcase")
     assert case.get("name") == HOSTILE and case.find("failure").text.splitlines()[0] == "MISSING=nvidia"
-    assert set(paths) == {"report.json", "junit.xml", "report.html"}
+    assert set(paths) == {"report.json", "junit.xml", "report.html", "metrics.prom"}
 
 
 def test_a_previous_report_that_is_not_one_is_kept_but_not_compared(tmp_path):

@@ -7,7 +7,6 @@ are written out, and dumps are parsed with ``tomllib`` directly.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from support.console import printed_results
 from support.paths import REPO_ROOT
 
 NODE_PYTHON = "/usr/bin/python3"
@@ -42,14 +42,9 @@ class PlaybookRun:
         return stats
 
     def failures(self, host: str) -> str:
-        """Every ``fatal: [host]: FAILED! => {...}`` message for ``host``, JSON decoded, joined."""
-        messages = []
-        for line in self.stdout.splitlines():
-            match = re.match(rf"^fatal: \[{re.escape(host)}\]: FAILED! => (\{{.*\}})$", line)
-            if match:
-                result = json.loads(match.group(1))
-                messages.append(str(result.get("msg", "")))
-        return "\n".join(messages)
+        """The ``msg`` of every ``fatal: [host]: FAILED!`` result printed for ``host``, decoded, joined."""
+        return "\n".join(str(result.get("msg", "")) for result in printed_results(self.stdout, host)
+                         if not result.get("unreachable"))
 
     def explain(self) -> str:
         return f"rc={self.returncode}\n--- stdout ---\n{self.stdout[-20000:]}\n--- stderr ---\n{self.stderr[-5000:]}"

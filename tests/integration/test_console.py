@@ -1,0 +1,102 @@
+"""What a user reads after `ansible-playbook -i inventory/demo/hosts.yml playbooks/crosscheck.yml` from the checkout
+(ansible.cfg selects the collection's console callback): each failure once with real line breaks, the summary as a
+plain table, and nothing after it but the recap."""
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from support.console import printed_results
+from support.paths import REPO_ROOT
+
+DEMO = REPO_ROOT / "inventory" / "demo"
+BIN = Path(sys.executable).parent
+EXPECTED = yaml.safe_load((DEMO / "expected-verdicts.yml").read_text())["hosts"]
+OUTPUT_SETTINGS = ("ANSIBLE_STDOUT_CALLBACK", "ANSIBLE_CALLBACK_RESULT_FORMAT", "ANSIBLE_DISPLAY_SKIPPED_HOSTS",
+                   "ANSIBLE_DISPLAY_OK_HOSTS")
+FAILED_HOSTS = [host for host, expected in EXPECTED.items() if expected["verdict"] != "OK"]
+
+
+def crosscheck_output(tmp_path, **env_extra):
+    # The output as ansible.cfg shapes it, whatever this shell exports.
+    env = {key: value for key, value in os.environ.items() if key not in OUTPUT_SETTINGS}
+    env.update(ANSIBLE_CONFIG=str(REPO_ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"), **env_extra)
+    completed = subprocess.run(
+        [BIN / "ansible-playbook", "-i", str(DEMO / "hosts.yml"), str(REPO_ROOT / "playbooks" / "crosscheck.yml"),
+         "-e", f"runtime_gate_verdicts_file={tmp_path / 'verdicts.json'}"],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False, timeout=300,
+    )
+    assert completed.returncode == 2, completed.stdout + completed.stderr
+    return completed.stdout
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory):
+    return crosscheck_output(tmp_path_factory.mktemp("console"))
+
+
+def test_each_failed_host_shows_its_missing_lines_once(console):
+    lines = [line.strip() for line in console.splitlines()]
+    for handler in sorted({handler for expected in EXPECTED.values() for handler in expected.get("missing_handlers", [])}):
+        hosts = [host for host, expected in EXPECTED.items() if handler in expected.get("missing_handlers", [])]
+        assert lines.count(f"MISSING={handler}") == len(hosts), (handler, hosts, console)
+    for host in FAILED_HOSTS:
+        messages = [result["msg"] for result in printed_results(console, host) if not result.get("unreachable")]
+        assert len(messages) == 1, (host, messages)
+        if EXPECTED[host]["verdict"] == "MISSING":
+            assert [line for line in messages[0].splitlines() if line.startswith("MISSING=")] == [
+                f"MISSING={handler}" for handler in EXPECTED[host]["missing_handlers"]], messages[0]
+        else:
+            assert messages[0].startswith("UNKNOWN=host unreachable"), messages[0]
+    assert console.count("UNKNOWN=host unreachable") == 1, console
+
+
+def test_findings_are_printed_once_with_real_line_breaks(console):
+    assert "\\n" not in console and '\\"' not in console
+    # ansible-core 2.19's default callback repeats each failure in an [ERROR] block before the result.
+    assert "[ERROR]" not in console, console
+    assert "Callback dispatch" not in console, console
+    # Each finding's evidence line names the host's version file: one line per finding, each printed once.
+    for host in FAILED_HOSTS:
+        evidence = [line.strip() for line in console.splitlines() if f"nodes/{host}/containerd-version.txt" in line]
+        assert len(evidence) == len(EXPECTED[host]["finding_codes"]), (host, evidence)
+        assert all(line.startswith("evidence: ") for line in evidence), (host, evidence)
+    assert any(line.strip().startswith("DROPIN_NOT_IMPORTED (error): ") for line in console.splitlines())
+
+
+def test_summary_is_a_plain_table_and_ends_the_output(console):
+    lines = console.splitlines()
+    header = next((index for index, line in enumerate(lines)
+                   if re.fullmatch(r"HOST +VERDICT +DEFAULT +MISSING / REASON", line)), None)
+    assert header is not None, f"no plain table header line\n{console}"
+    recap = next(index for index, line in enumerate(lines) if line.startswith("PLAY RECAP"))
+    table = lines[header:recap]
+    for host, expected in EXPECTED.items():
+        assert any(re.match(rf"{re.escape(host)} +{expected['verdict']} ", line) for line in table), (host, table)
+    counts = ", ".join(f"{sum(e['verdict'] == verdict for e in EXPECTED.values())} {verdict}"
+                       for verdict in ("OK", "MISSING", "UNKNOWN"))
+    assert f"{counts} of {len(EXPECTED)} hosts" in table
+    assert not any(line.lstrip().startswith('"') for line in table), table
+    # Nothing between the table and the recap: no task banner, no play banner, no skipped or ok host.
+    assert not [line for line in table if re.match(r"(TASK|PLAY) \[|(skipping|ok|changed|fatal|failed): ", line)], table
+    assert lines[header - 1].startswith("TASK [Show the fleet summary]"), lines[header - 2:header + 1]
+
+
+def test_failed_hosts_still_fail_in_the_recap(console):
+    recap = dict(re.findall(r"^(\S+)\s+: (ok=.*)$", console, re.MULTILINE))
+    for host, expected in EXPECTED.items():
+        assert (" failed=0 " in recap[host]) == (expected["verdict"] == "OK"), (host, recap[host])
+
+
+def test_default_callback_with_yaml_results_is_readable_too(tmp_path):
+    """What docs/console.md offers users who keep ansible-core's default callback."""
+    output = crosscheck_output(tmp_path, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default",
+                               ANSIBLE_CALLBACK_RESULT_FORMAT="yaml")
+    assert "\\n" not in output
+    assert re.search(r"^ +HOST +VERDICT +DEFAULT +MISSING / REASON$", output, re.MULTILINE), output
+    for host in FAILED_HOSTS:
+        assert printed_results(output, host), host

@@ -1,0 +1,67 @@
+"""The README's quick start works as written (issue 14 item 10): the FQCN playbook from a checkout root, resolved
+through the checkout's ansible.cfg and .collections symlink, and the same FQCN from an installed tarball run in a
+directory of the user's own, with the collection found on ANSIBLE_COLLECTIONS_PATH.
+"""
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from support.paths import REPO_ROOT
+
+BIN = Path(sys.executable).parent
+DEMO = REPO_ROOT / "inventory" / "demo"
+DEMO_SUMMARY = "2 OK, 5 MISSING, 1 UNKNOWN of 8 hosts"
+
+
+def quick_start_command():
+    """The README's first quick-start command, continuation lines joined, as an argument list."""
+    section = (REPO_ROOT / "README.md").read_text().split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0].replace("\\\n", " ")
+    (line,) = [line for line in block.splitlines() if line.startswith(".venv/bin/ansible-playbook gpufleet.runtime_gate.crosscheck")]
+    return shlex.split(line)
+
+
+def clean_environment(**extra):
+    # What a user's shell has: no ANSIBLE_CONFIG (make sets one), so ansible.cfg comes from the working directory.
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("ANSIBLE_")}
+    return {**environment, **extra}
+
+
+def test_the_fqcn_playbook_runs_from_the_checkout_root():
+    command = quick_start_command()
+    assert command[:2] == [".venv/bin/ansible-playbook", "gpufleet.runtime_gate.crosscheck"], command
+    command[0] = str(BIN / "ansible-playbook")  # the same program when the tests run from the checkout's .venv
+    completed = subprocess.run(command, cwd=REPO_ROOT, env=clean_environment(), capture_output=True, text=True, check=False)
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 2, output[-4000:]  # the demo fleet is broken on purpose: README, Exit codes
+    assert DEMO_SUMMARY in completed.stdout, output[-4000:]
+    assert "does not exist" not in output, output[-4000:]
+
+
+def test_the_fqcn_playbook_runs_from_an_installed_collection(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    environment = clean_environment(HOME=str(home), PATH=f"{BIN}:/usr/bin:/bin")
+    built = subprocess.run([BIN / "ansible-galaxy", "collection", "build", str(REPO_ROOT), "--output-path", str(tmp_path)],
+                           cwd=tmp_path, env=environment, capture_output=True, text=True, check=False)
+    assert built.returncode == 0, built.stderr
+    (tarball,) = tmp_path.glob("gpufleet-runtime_gate-*.tar.gz")
+    collections = tmp_path / "collections"
+    installed = subprocess.run([BIN / "ansible-galaxy", "collection", "install", str(tarball), "-p", str(collections)],
+                               cwd=tmp_path, env=environment, capture_output=True, text=True, check=False)
+    assert installed.returncode == 0, installed.stderr
+    workdir = tmp_path / "mine"
+    shutil.copytree(DEMO, workdir / "demo", symlinks=True)
+    completed = subprocess.run(
+        [BIN / "ansible-playbook", "gpufleet.runtime_gate.crosscheck", "-i", "demo/hosts.yml",
+         "-e", "runtime_gate_runtimeclasses_file=demo/cluster.yaml"],
+        cwd=workdir, env={**environment, "ANSIBLE_COLLECTIONS_PATH": str(collections)},
+        capture_output=True, text=True, check=False)
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 2, output[-4000:]
+    assert DEMO_SUMMARY in completed.stdout, output[-4000:]
+    # The playbook that ran is the installed copy, not the checkout's.
+    assert not (workdir / "ansible.cfg").exists() and str(REPO_ROOT) not in completed.stdout.replace(str(tmp_path), "")
