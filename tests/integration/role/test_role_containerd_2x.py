@@ -69,7 +69,10 @@ def server_settings(base: Path) -> dict:
         "ttrpc": {"address": f"{base}/c.sock.ttrpc"},
         "debug": {"level": "info"},
         "metrics": {"address": "127.0.0.1:0"},
+        # NRI (on by default in 2.x) binds /var/run/nri/nri.sock: two daemons restarted at once on this machine would
+        # race for that one socket ("bind: address already in use"), so each node has its own.
         "plugins": {"io.containerd.internal.v1.opt": {"path": f"{base}/opt"},
+                    "io.containerd.nri.v1.nri": {"socket_path": f"{base}/nri.sock"},
                     "io.containerd.grpc.v1.cri": {"stream_server_port": "0"}},
     }
 
@@ -81,6 +84,7 @@ def settings_toml(settings: dict) -> str:
         for key, value in settings[table].items():
             lines.append(f"  {key} = {value!r}".replace("'", '"'))
     lines.append(f'[plugins."io.containerd.internal.v1.opt"]\n  path = "{settings["plugins"]["io.containerd.internal.v1.opt"]["path"]}"')
+    lines.append(f'[plugins."io.containerd.nri.v1.nri"]\n  socket_path = "{settings["plugins"]["io.containerd.nri.v1.nri"]["socket_path"]}"')
     lines.append('[plugins."io.containerd.grpc.v1.cri"]\n  stream_server_port = "0"')
     return "\n".join(lines) + "\n"
 
