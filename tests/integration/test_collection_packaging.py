@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from packaging.requirements import Requirement
+from support.installed import install_collection
 from support.paths import REPO_ROOT
 
 BIN = Path(sys.executable).parent
@@ -64,16 +65,7 @@ def test_build_produces_an_installable_artifact(tmp_path):
 def installed_collections(tmp_path_factory):
     """A collections directory holding the collection as ansible-galaxy builds and installs it from a tarball."""
     where = tmp_path_factory.mktemp("installed")
-    environment = {"PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(where)}
-    built = subprocess.run([BIN / "ansible-galaxy", "collection", "build", str(REPO_ROOT), "--output-path", str(where)],
-                           cwd=where, env=environment, capture_output=True, text=True, check=False)
-    assert built.returncode == 0, built.stderr
-    (tarball,) = where.glob("gpufleet-runtime_gate-*.tar.gz")
-    installed = subprocess.run([BIN / "ansible-galaxy", "collection", "install", "--force", str(tarball),
-                                "-p", str(where / "collections")],
-                               cwd=where, env=environment, capture_output=True, text=True, check=False)
-    assert installed.returncode == 0, installed.stderr
-    return where / "collections"
+    return install_collection(where, {"PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(where)})
 
 
 def test_ansible_builder_introspects_the_installed_collection(installed_collections, tmp_path):

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support.installed import install_collection
 from support.paths import REPO_ROOT
 
 BIN = Path(sys.executable).parent
@@ -45,14 +46,7 @@ def test_the_fqcn_playbook_runs_from_an_installed_collection(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     environment = clean_environment(HOME=str(home), PATH=f"{BIN}:/usr/bin:/bin")
-    built = subprocess.run([BIN / "ansible-galaxy", "collection", "build", str(REPO_ROOT), "--output-path", str(tmp_path)],
-                           cwd=tmp_path, env=environment, capture_output=True, text=True, check=False)
-    assert built.returncode == 0, built.stderr
-    (tarball,) = tmp_path.glob("gpufleet-runtime_gate-*.tar.gz")
-    collections = tmp_path / "collections"
-    installed = subprocess.run([BIN / "ansible-galaxy", "collection", "install", str(tarball), "-p", str(collections)],
-                               cwd=tmp_path, env=environment, capture_output=True, text=True, check=False)
-    assert installed.returncode == 0, installed.stderr
+    collections = install_collection(tmp_path, environment)
     workdir = tmp_path / "mine"
     shutil.copytree(DEMO, workdir / "demo", symlinks=True)
     completed = subprocess.run(

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.installed import install_collection
 from support.paths import REPO_ROOT
 
 BIN = Path(sys.executable).parent
@@ -24,15 +25,8 @@ GPU_NODE_01_OK = ["--runtimeclasses", "inventory/demo/cluster.yaml", "--node-lab
 @pytest.fixture(scope="module")
 def installed_script(tmp_path_factory):
     where = tmp_path_factory.mktemp("installed")
-    environment = {"PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(where)}
-    built = subprocess.run([BIN / "ansible-galaxy", "collection", "build", str(REPO_ROOT), "--output-path", str(where)],
-                           cwd=where, env=environment, capture_output=True, text=True, check=False)
-    assert built.returncode == 0, built.stderr
-    (tarball,) = where.glob("gpufleet-runtime_gate-*.tar.gz")
-    installed = subprocess.run([BIN / "ansible-galaxy", "collection", "install", "--force", str(tarball), "-p", str(where / "collections")],
-                               cwd=where, env=environment, capture_output=True, text=True, check=False)
-    assert installed.returncode == 0, installed.stderr
-    script = where / "collections" / "ansible_collections" / "gpufleet" / "runtime_gate" / "bin" / "rc-crosscheck"
+    collections = install_collection(where, {"PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(where)})
+    script = collections / "ansible_collections" / "gpufleet" / "runtime_gate" / "bin" / "rc-crosscheck"
     assert script.is_file() and os.access(script, os.X_OK)
     assert not (script.parent.parent / ".venv").exists() and not (script.parent.parent / ".collections").exists()
     return script
