@@ -23,6 +23,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._host_rules 
     host_rule_findings,
     make_finding,
 )
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import was_judged
 
 NOT_CONFIGURED_ANYWHERE = "NOT_CONFIGURED_ANYWHERE"
 
@@ -37,6 +38,15 @@ def host_findings(facts, verdict, cluster=None):
     passes the same shape).
     """
     return host_explanation(facts, verdict, cluster)[0]
+
+
+def explain(verdict, facts, cluster=None):
+    """Why a judged host has its verdict: ``{"findings": [...], "missing_explained": {...}}`` (``host_explanation``).
+
+    Reads the verdict (never changes it): called after ``_verdict.judge()``.
+    """
+    findings, missing_explained = host_explanation(facts, verdict, cluster)
+    return {"findings": findings, "missing_explained": missing_explained}
 
 
 def host_explanation(facts, verdict, cluster=None):
@@ -100,7 +110,7 @@ def _evidence_text(value):
 def _judged(verdicts):
     """Verdicts that were reached from facts (OK or MISSING); UNKNOWN hosts prove nothing either way."""
     values = verdicts.values() if isinstance(verdicts, dict) else verdicts
-    return [verdict for verdict in values or () if isinstance(verdict, dict) and verdict.get("verdict") in ("OK", "MISSING")]
+    return [verdict for verdict in values or () if was_judged(verdict)]
 
 
 def _host_of(verdict):

@@ -8,7 +8,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._summary imp
     summary_table,
     write_verdicts_file,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge, unknown
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge_and_explain, unknown
 
 CLASSES = [{"name": "nvidia", "handler": "nvidia", "node_selector": None}]
 
@@ -16,8 +16,8 @@ CLASSES = [{"name": "nvidia", "handler": "nvidia", "node_selector": None}]
 def _registered():
     runtimes = {"runc": {}, "nvidia": {}}
     return {
-        "ok-node": judge({"default_runtime_name": "runc", "runtimes": runtimes}, CLASSES, node_name="ok-node", node_labels={}),
-        "bad-node": judge({"default_runtime_name": "runc", "runtimes": {"runc": {}}}, CLASSES, node_name="bad-node", node_labels={}),
+        "ok-node": judge_and_explain({"default_runtime_name": "runc", "runtimes": runtimes}, CLASSES, node_name="ok-node", node_labels={}),
+        "bad-node": judge_and_explain({"default_runtime_name": "runc", "runtimes": {"runc": {}}}, CLASSES, node_name="bad-node", node_labels={}),
         "gone-node": unknown("gone-node", "host unreachable while gathering containerd facts: ssh refused"),
         "never-judged": None,
     }

@@ -279,7 +279,7 @@ def synthetic_fleet(size: int, name=lambda index: f"gpu-node-{index:03d}"):
     # Imported here: this module is loaded by conftest.py, before pytest-ansible sets up the collection loader.
     # pylint: disable=import-outside-toplevel
     from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._summary import collect_verdicts, fleet_view
-    from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge
+    from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge_and_explain
 
     kinds = {}
     registered = {}
@@ -291,7 +291,7 @@ def synthetic_fleet(size: int, name=lambda index: f"gpu-node-{index:03d}"):
         kinds[host] = kind
         labels = {} if kind == "cpu" else {"gpu": "true"}
         nodes.append({"name": host, "labels": labels})
-        registered[host] = None if kind == "unjudged" else judge(_fleet_facts(kind), FLEET_RUNTIMECLASSES, node_name=host, node_labels=labels)
+        registered[host] = None if kind == "unjudged" else judge_and_explain(_fleet_facts(kind), FLEET_RUNTIMECLASSES, node_name=host, node_labels=labels)
     cluster = {"runtimeclasses": FLEET_RUNTIMECLASSES, "nodes": nodes, "pods": [], "api_requests": 0,
                "source": {"type": "file", "path": "/srv/cluster.yaml"}}
     verdicts = collect_verdicts(registered)
