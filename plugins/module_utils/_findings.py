@@ -17,6 +17,7 @@ A finding::
 
 import difflib
 
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import codes_of
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._host_rules import (
     ERROR,
     WARNING,
@@ -27,7 +28,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary 
 
 NOT_CONFIGURED_ANYWHERE = "NOT_CONFIGURED_ANYWHERE"
 
-FLEET_CODES = ("HANDLER_SERVED_NOWHERE", "RUNTIMECLASS_WITHOUT_NODESELECTOR")
+FLEET_CODES = codes_of("fleet")
 
 
 def host_findings(facts, verdict, cluster=None):

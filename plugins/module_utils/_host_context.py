@@ -15,25 +15,16 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_
     CRI_PLUGIN_V2,
     CRI_RUNTIME_PLUGIN_V3,
 )
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import (  # noqa: F401 (re-exported)
+    ERROR,
+    WARNING,
+    make_finding,
+)
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import (
     parse_version,
     relative_globs_from_cwd,
 )
 
-ERROR = "error"
-WARNING = "warning"
-
-
-def make_finding(code, severity, message, remedy, evidence, handlers=(), host=None):
-    return {
-        "code": code,
-        "severity": severity,
-        "host": host,
-        "message": message,
-        "remedy": remedy,
-        "evidence": evidence,
-        "handlers": sorted(set(handlers)),
-    }
 
 
 def import_globs(facts):

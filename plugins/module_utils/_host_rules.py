@@ -9,6 +9,7 @@ import os
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._config_files import CRI_PLUGIN_KEYS
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import BUILTIN_DEFAULT_RUNTIME, CRI_PLUGIN_V2
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import codes_of
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._host_context import (
     ERROR,
     WARNING,
@@ -21,13 +22,8 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._host_contex
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import shim_binary_name
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._rules_config import import_rules, version_rules
 
-# Every code a host rule can emit (docs/findings.md explains each).
-HOST_CODES = (
-    "IMPORT_GLOB_MATCHES_NOTHING", "DROPIN_NOT_IMPORTED", "RELATIVE_IMPORT_GLOB", "CONFD_NOT_IMPORTED", "LEGACY_PLUGIN_KEY",
-    "V3_CONFIG_ON_1X", "CRI_TABLE_REPLACED", "MIXED_CONFIG_VERSIONS", "DEFAULT_RUNTIME_UNDEFINED", "DEFAULT_RUNTIME_NOT_RUNC",
-    "RUNTIME_TYPE_MISSING", "RUNTIME_BINARY_MISSING", "UNKNOWN_OPTION_KEY", "CDI_SPEC_MISSING", "PENDING_RESTART", "CRI_UNAVAILABLE",
-    "CRI_PLUGIN_FAILS",
-)
+# Every code a host rule can emit (the registry's; docs/findings.md explains each).
+HOST_CODES = codes_of("host")
 
 # Fields of the runc shim's Options (api/types/runc/options, 1.6–2.x); CRI decodes a runtime's
 # `options` into it by field name, case-insensitively, and drops any other key (docs/containerd-loading.md §8).

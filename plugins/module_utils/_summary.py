@@ -5,6 +5,7 @@ import os
 import tempfile
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import ERROR, make_finding
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._findings import fleet_findings, runtimeclass_summary
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._overhead import overhead_findings
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import unknown
@@ -136,8 +137,7 @@ def fleet_view(verdicts, cluster_result):
 
 def _run_failed(source, code, message, remedy, evidence):
     """The fleet view of a run that cannot vouch for the fleet: one error finding, nothing drawn from the cluster."""
-    finding = {"code": code, "severity": "error", "host": None, "message": message, "remedy": remedy,
-               "evidence": evidence, "handlers": []}
+    finding = make_finding(code, ERROR, message, remedy, evidence)
     return {"cluster": source, "fleet_findings": [finding], "overhead_findings": [], "runtimeclasses": []}
 
 
