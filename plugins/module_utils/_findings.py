@@ -17,6 +17,7 @@ A finding::
 
 import difflib
 
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._facts import NodeFacts, node_facts
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import codes_of
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._host_rules import (
     ERROR,
@@ -58,10 +59,11 @@ def host_explanation(facts, verdict, cluster=None):
     ``[]`` when no rule explains it — files mention it, or the node sent no files to look in (older facts).
     """
     del cluster
-    if not isinstance(facts, dict) or not isinstance(verdict, dict):
+    if not isinstance(facts, (dict, NodeFacts)) or not isinstance(verdict, dict):
         return [], {}
-    findings, mentioned = host_rule_findings(facts, verdict)
-    files_known = isinstance(facts.get("config_files"), list)
+    node = node_facts(facts)
+    findings, mentioned = host_rule_findings(node, verdict)
+    files_known = isinstance(node.evidence["config_files"], list)
     for finding in findings:
         finding["host"] = verdict.get("node")
     findings.sort(key=lambda item: (item["severity"] != ERROR, item["code"], item["message"]))

@@ -11,7 +11,7 @@ How a verdict is said (the words, ``passed``, the ``MISSING=`` lines) is ``_voca
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import BUILTIN_DEFAULT_RUNTIME
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cri_startup import unusable_runtimes
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._findings import explain
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._host_rules import loaded_daemon_view, runtime_binary_problem, runtime_facts
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._facts import node_facts, runtime_binary_problem, runtime_facts
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirements import (
     labels_of_node,
     required_handlers,
@@ -64,7 +64,7 @@ def node_runtime_handlers(nodes, node_name):
     return None
 
 
-def _loaded_view(facts, nodes, node_name, notes):
+def _loaded_view(node, nodes, node_name, notes):
     """``(served, reason, daemon_runtimes, loaded_source, node_handlers)``.
 
     Loaded = the running daemon's view when the node could read it and the dump came from running containerd
@@ -73,8 +73,9 @@ def _loaded_view(facts, nodes, node_name, notes):
     Node reports it, is the kubelet's copy of the daemon's list: a handler absent there is not served.
     A runtime whose BinaryName is missing or not executable is not served either.
     """
+    facts = node.facts
     served, reason = served_runtimes(facts)
-    daemon = loaded_daemon_view(facts)
+    daemon = node.loaded_daemon_view
     daemon_runtimes, loaded_source = None, "dump"
     if daemon is not None:
         daemon_runtimes, loaded_source = daemon["runtimes"], "daemon"
@@ -111,9 +112,12 @@ def _loaded_view(facts, nodes, node_name, notes):
 def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, cluster=None):
     """The verdict of one node, without its explanation (``findings`` [] and ``missing_explained`` {}: see
     ``judge_and_explain``). ``node_labels`` wins; else the labels of ``node_name`` among ``nodes``; else unknown.
-    ``cluster`` is accepted for the callers that pass it; the verdict does not read it.
+    ``facts``: the ``ansible_facts.containerd`` dict or its ``_facts.NodeFacts``. ``cluster`` is accepted for the
+    callers that pass it; the verdict does not read it.
     """
     del cluster
+    node = node_facts(facts)
+    facts = node.facts
     undecided = (facts.get("cri_startup") or {}).get("undecided")
     if undecided:
         # Whether the CRI plugin starts at all is not known: no handler can be proven served, none proven missing.
@@ -130,7 +134,7 @@ def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, clu
     if facts.get("files_examined") is False:
         notes.append("the node's config files were not examined (a dump judged by itself, no host root): why a handler "
                      "is missing is not known beyond the dump")
-    loaded, not_served_reason, daemon_runtimes, loaded_source, node_handlers = _loaded_view(facts, nodes, node_name, notes)
+    loaded, not_served_reason, daemon_runtimes, loaded_source, node_handlers = _loaded_view(node, nodes, node_name, notes)
     missing = sorted(set(requirements) - set(loaded))
     if not_served_reason:
         notes.append(not_served_reason)
@@ -157,12 +161,13 @@ def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, clu
 
 
 def judge_and_explain(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, cluster=None):
-    """``judge()``, then ``explain()``: the verdict carrying the findings that explain it."""
-    verdict = judge(facts, runtimeclasses, node_name=node_name, node_labels=node_labels, nodes=nodes)
+    """``judge()``, then ``explain()``, over one NodeFacts: the verdict carrying the findings that explain it."""
+    node = node_facts(facts)
+    verdict = judge(node, runtimeclasses, node_name=node_name, node_labels=node_labels, nodes=nodes)
     if verdict["status"] == UNKNOWN:
         return verdict
     cluster = cluster if cluster is not None else {"runtimeclasses": runtimeclasses, "nodes": nodes or []}
-    return dict(verdict, **explain(verdict, facts, cluster))
+    return dict(verdict, **explain(verdict, node, cluster))
 
 
 def _effective_default_runtime(facts):

@@ -6,7 +6,6 @@ import json
 import os
 import random
 import subprocess
-import sys
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -15,13 +14,13 @@ from xml.etree import ElementTree
 import pytest
 import yaml
 from support.paths import REPO_ROOT
+from support.playbooks import ansible_playbook
 from support.tools import require_command
 
 DEMO = REPO_ROOT / "inventory" / "demo"
 NIGHTLY_PLAYBOOK = REPO_ROOT / "playbooks" / "nightly.yml"
 CROSSCHECK_PLAYBOOK = REPO_ROOT / "playbooks" / "crosscheck.yml"
 SCHEMA_PATH = REPO_ROOT / "docs" / "report.schema.json"
-BIN = Path(sys.executable).parent
 
 
 @dataclass
@@ -38,11 +37,7 @@ class ReportRun:
 def run_playbook(report_dir, *extra, playbook=NIGHTLY_PLAYBOOK, env=None, cwd=REPO_ROOT) -> ReportRun:
     """ansible-playbook over the demo inventory, reports into ``report_dir`` (None: the playbook's default)."""
     report_args = ["-e", f"runtime_gate_report_dir={report_dir}"] if report_dir is not None else []
-    completed = subprocess.run(
-        [BIN / "ansible-playbook", "-i", str(DEMO / "hosts.yml"), str(playbook), *report_args, *extra],
-        cwd=cwd, env={**os.environ, "ANSIBLE_CONFIG": str(REPO_ROOT / "ansible.cfg"), **(env or {})},
-        capture_output=True, text=True, check=False, timeout=300,
-    )
+    completed = ansible_playbook(playbook, DEMO / "hosts.yml", *report_args, *extra, env=env, cwd=cwd)
     return ReportRun(completed.returncode, completed.stdout + completed.stderr, Path(report_dir or cwd / "runtime-gate-report"))
 
 
