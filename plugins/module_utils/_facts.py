@@ -8,6 +8,8 @@ between tasks; ``NodeFacts`` splits it for the controller once per judgement: ``
 host rule (``_host_context.HostContext``) read this one object.
 """
 
+import functools
+
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._config_files import config_files, unloaded_dropins
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import EVIDENCE_KEYS
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import shim_binary_name
@@ -21,9 +23,27 @@ class NodeFacts:
         self.evidence = {key: facts.get(key) for key in EVIDENCE_KEYS}
         self.daemon = facts.get("daemon") if isinstance(facts.get("daemon"), dict) else None
         self.dump = {key: value for key, value in facts.items() if key not in EVIDENCE_KEYS and key != "daemon"}
-        self.config_files = config_files(facts)
-        self.unloaded_dropins, self.dropin_text_suffixes = unloaded_dropins(facts)
         self.loaded_daemon_view = loaded_daemon_view(facts)
+
+    # Parsed on first use (the verdict alone needs no file), then kept: each text is parsed once per judgement.
+    @functools.cached_property
+    def config_files(self):
+        """The ``config_files`` evidence parsed (``_config_files.ConfigFile``), None when the node sent none."""
+        return config_files(self.facts)
+
+    @functools.cached_property
+    def _dropins(self):
+        return unloaded_dropins(self.facts)
+
+    @property
+    def unloaded_dropins(self):
+        """``{path: ConfigFile}`` of the drop-ins no import reached whose text the node sent."""
+        return self._dropins[0]
+
+    @property
+    def dropin_text_suffixes(self):
+        """``{directory: suffixes}`` whose unloaded files carry text."""
+        return self._dropins[1]
 
 
 def node_facts(facts):

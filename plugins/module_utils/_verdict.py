@@ -10,8 +10,8 @@ How a verdict is said (the words, ``passed``, the ``MISSING=`` lines) is ``_voca
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import BUILTIN_DEFAULT_RUNTIME
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cri_startup import unusable_runtimes
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._findings import explain
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._facts import node_facts, runtime_binary_problem, runtime_facts
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._findings import explain
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirements import (
     labels_of_node,
     required_handlers,
