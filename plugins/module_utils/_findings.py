@@ -18,13 +18,8 @@ A finding::
 import difflib
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._facts import NodeFacts, node_facts
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import codes_of
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._host_rules import (
-    ERROR,
-    WARNING,
-    host_rule_findings,
-    make_finding,
-)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import ERROR, WARNING, codes_of, make_finding
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._host_rules import host_rule_findings
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import was_judged
 
 NOT_CONFIGURED_ANYWHERE = "NOT_CONFIGURED_ANYWHERE"

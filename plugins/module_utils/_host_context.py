@@ -1,6 +1,7 @@
 """What every host rule reads: the facts, the verdict so far, the parsed files and the containerd version.
 
-Also the Finding constructor and small helpers the rule modules share (``_rules_config``, ``_host_rules``).
+Also small helpers the rule modules share (``_rules_config``, ``_host_rules``); findings are made by
+``_finding_codes.make_finding``.
 """
 
 import os
@@ -12,11 +13,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_
     CRI_RUNTIME_PLUGIN_V3,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._facts import node_facts
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import (  # noqa: F401 (re-exported)
-    ERROR,
-    WARNING,
-    make_finding,
-)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import ERROR, WARNING
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import (
     parse_version,
     relative_globs_from_cwd,

@@ -9,18 +9,11 @@ import os
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._config_files import CRI_PLUGIN_KEYS
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import BUILTIN_DEFAULT_RUNTIME, CRI_PLUGIN_V2
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._facts import (  # noqa: F401 (re-exported)
-    loaded_daemon_view,
-    runtime_binary_problem,
-    runtime_facts,
-)
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import codes_of
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._facts import runtime_binary_problem, runtime_facts
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import ERROR, WARNING, codes_of, make_finding
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._host_context import (
-    ERROR,
-    WARNING,
     HostContext,
     listings,
-    make_finding,
     severity,
     toml_key,
 )
