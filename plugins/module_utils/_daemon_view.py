@@ -17,7 +17,7 @@ to load looks (``failed to load plugin io.containerd.grpc.v1.cri``; docs/contain
 the node serves no handler, so ``runtimes`` is ``[]``. ``unknown`` (no client on the node, no socket,
 any other error) leaves ``runtimes`` None: never assumed equal to the dump.
 
-Shapes (docs/containerd-loading.md §6; tested on real daemons of every release in tests/unit/test_daemon_view.py):
+Shapes (docs/containerd-loading.md §6; tested on real daemons of every release in tests/unit/plugins/module_utils/test_daemon_view.py):
 ``config.containerd.runtimes.<name>.runtimeType`` / ``.options.BinaryName`` and
 ``config.containerd.defaultRuntimeName`` on 1.x and 2.x; ``runtimeHandlers`` only on 2.x (a list, the
 default handler repeated as an entry without a name, order not guaranteed before 2.1.4) — so

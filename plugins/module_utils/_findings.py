@@ -17,16 +17,14 @@ A finding::
 
 import difflib
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._host_rules import (
-    ERROR,
-    WARNING,
-    host_rule_findings,
-    make_finding,
-)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._facts import NodeFacts, node_facts
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import ERROR, WARNING, codes_of, make_finding
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._host_rules import host_rule_findings
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import was_judged
 
 NOT_CONFIGURED_ANYWHERE = "NOT_CONFIGURED_ANYWHERE"
 
-FLEET_CODES = ("HANDLER_SERVED_NOWHERE", "RUNTIMECLASS_WITHOUT_NODESELECTOR")
+FLEET_CODES = codes_of("fleet")
 
 
 def host_findings(facts, verdict, cluster=None):
@@ -39,6 +37,15 @@ def host_findings(facts, verdict, cluster=None):
     return host_explanation(facts, verdict, cluster)[0]
 
 
+def explain(verdict, facts, cluster=None):
+    """Why a judged host has its verdict: ``{"findings": [...], "missing_explained": {...}}`` (``host_explanation``).
+
+    Reads the verdict (never changes it): called after ``_verdict.judge()``.
+    """
+    findings, missing_explained = host_explanation(facts, verdict, cluster)
+    return {"findings": findings, "missing_explained": missing_explained}
+
+
 def host_explanation(facts, verdict, cluster=None):
     """``(findings, missing_explained)`` for one judged host.
 
@@ -47,10 +54,11 @@ def host_explanation(facts, verdict, cluster=None):
     ``[]`` when no rule explains it — files mention it, or the node sent no files to look in (older facts).
     """
     del cluster
-    if not isinstance(facts, dict) or not isinstance(verdict, dict):
+    if not isinstance(facts, (dict, NodeFacts)) or not isinstance(verdict, dict):
         return [], {}
-    findings, mentioned = host_rule_findings(facts, verdict)
-    files_known = isinstance(facts.get("config_files"), list)
+    node = node_facts(facts)
+    findings, mentioned = host_rule_findings(node, verdict)
+    files_known = isinstance(node.evidence["config_files"], list)
     for finding in findings:
         finding["host"] = verdict.get("node")
     findings.sort(key=lambda item: (item["severity"] != ERROR, item["code"], item["message"]))
@@ -100,7 +108,7 @@ def _evidence_text(value):
 def _judged(verdicts):
     """Verdicts that were reached from facts (OK or MISSING); UNKNOWN hosts prove nothing either way."""
     values = verdicts.values() if isinstance(verdicts, dict) else verdicts
-    return [verdict for verdict in values or () if isinstance(verdict, dict) and verdict.get("verdict") in ("OK", "MISSING")]
+    return [verdict for verdict in values or () if was_judged(verdict)]
 
 
 def _host_of(verdict):

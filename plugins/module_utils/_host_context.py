@@ -1,39 +1,24 @@
 """What every host rule reads: the facts, the verdict so far, the parsed files and the containerd version.
 
-Also the Finding constructor and small helpers the rule modules share (``_rules_config``, ``_host_rules``).
+Also small helpers the rule modules share (``_rules_config``, ``_host_rules``); findings are made by
+``_finding_codes.make_finding``.
 """
 
 import os
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._config_files import (
-    CRI_SHORT_ID,
-    config_files,
-    unloaded_dropins,
-)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._config_files import CRI_SHORT_ID
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import (
     BUILTIN_DEFAULT_RUNTIME,
     CRI_PLUGIN_V2,
     CRI_RUNTIME_PLUGIN_V3,
 )
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._facts import node_facts
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import ERROR, WARNING
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import (
     parse_version,
     relative_globs_from_cwd,
 )
 
-ERROR = "error"
-WARNING = "warning"
-
-
-def make_finding(code, severity, message, remedy, evidence, handlers=(), host=None):
-    return {
-        "code": code,
-        "severity": severity,
-        "host": host,
-        "message": message,
-        "remedy": remedy,
-        "evidence": evidence,
-        "handlers": sorted(set(handlers)),
-    }
 
 
 def import_globs(facts):
@@ -70,10 +55,12 @@ def _texts(value):
 
 
 class HostContext:
-    """What every rule reads: facts, the verdict so far, parsed files and the version."""
+    """What every rule reads: the node's facts (``_facts.NodeFacts``: its files parsed there, once), the verdict so far
+    and the version."""
 
     def __init__(self, facts, verdict):
-        self.facts = facts
+        self.node = node_facts(facts)
+        facts = self.facts = self.node.facts
         self.verdict = verdict
         release = facts.get("containerd_release") if isinstance(facts.get("containerd_release"), dict) else {}
         self.release_low = _version_tuple(release.get("low"))
@@ -86,8 +73,8 @@ class HostContext:
         self.version_text = release.get("text") or facts.get("containerd_version")
         self.version_source = release.get("source") or facts.get("version_source")
         self.major = self.release_low[0] if self.release_low and self.release_low[0] == self.release_high[0] else None
-        self.files = config_files(facts)
-        self.unloaded, self.text_suffixes = unloaded_dropins(facts)
+        self.files = self.node.config_files
+        self.unloaded, self.text_suffixes = self.node.unloaded_dropins, self.node.dropin_text_suffixes
         self.import_globs = import_globs(facts)
         skipped = self._skipped_by_cwd_globs()
         self.loaded_files = [item for item in self.files or () if item.loaded and item.path not in skipped]

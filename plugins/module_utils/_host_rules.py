@@ -9,25 +9,18 @@ import os
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._config_files import CRI_PLUGIN_KEYS
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import BUILTIN_DEFAULT_RUNTIME, CRI_PLUGIN_V2
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._facts import runtime_binary_problem, runtime_facts
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import ERROR, WARNING, codes_of, make_finding
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._host_context import (
-    ERROR,
-    WARNING,
     HostContext,
     listings,
-    make_finding,
     severity,
     toml_key,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import shim_binary_name
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._rules_config import import_rules, version_rules
 
-# Every code a host rule can emit (docs/findings.md explains each).
-HOST_CODES = (
-    "IMPORT_GLOB_MATCHES_NOTHING", "DROPIN_NOT_IMPORTED", "RELATIVE_IMPORT_GLOB", "CONFD_NOT_IMPORTED", "LEGACY_PLUGIN_KEY",
-    "V3_CONFIG_ON_1X", "CRI_TABLE_REPLACED", "MIXED_CONFIG_VERSIONS", "DEFAULT_RUNTIME_UNDEFINED", "DEFAULT_RUNTIME_NOT_RUNC",
-    "RUNTIME_TYPE_MISSING", "RUNTIME_BINARY_MISSING", "UNKNOWN_OPTION_KEY", "CDI_SPEC_MISSING", "PENDING_RESTART", "CRI_UNAVAILABLE",
-    "CRI_PLUGIN_FAILS",
-)
+# Every code a host rule can emit (the registry's; docs/findings.md explains each).
+HOST_CODES = codes_of("host")
 
 # Fields of the runc shim's Options (api/types/runc/options, 1.6–2.x); CRI decodes a runtime's
 # `options` into it by field name, case-insensitively, and drops any other key (docs/containerd-loading.md §8).
@@ -47,7 +40,7 @@ def runtime_rules(context):
     plugin_key = context.facts.get("cri_runtime_plugin") or CRI_PLUGIN_V2
     default_key = ("plugins", plugin_key, "containerd", "default_runtime_name")
     default_file, default_line = context.last_file_setting(default_key)
-    daemon = loaded_daemon_view(context.facts) or {}
+    daemon = context.node.loaded_daemon_view or {}
     startup_errors = [error for error in (context.facts.get("cri_startup") or {}).get("errors") or ()
                       if not error.startswith("default_runtime_name ") or (context.facts.get("cri_startup") or {}).get("default_runtime_empty")]
     if startup_errors:
@@ -154,35 +147,6 @@ def _unknown_options(context, name, runtime):
     return [(option, file, line) for option, (file, line) in sorted(found.items())]
 
 
-def runtime_binary_problem(facts, runtime):
-    """What keeps a runtime's pods from starting on the node, or None: ``{"binary", "role", "problem"}``.
-
-    The files a sandbox of the runtime needs: its ``BinaryName`` (else ``runc``, for a runc runtime) and the shim its
-    ``runtime_type`` names (``io.containerd.kata.v2`` → ``containerd-shim-kata-v2``, runtime/v2/shim/util.go). ``problem``
-    is "does not exist" or "is not executable". None as well when the node sent no ``binaries`` evidence for them:
-    unknown is not reported as missing (a dump judged by itself, with no host root, examined no file).
-    """
-    binaries = facts.get("binaries")
-    if not isinstance(binaries, dict):
-        return None
-    runtime_type = runtime.get("runtime_type") or ""
-    needed = []
-    if runtime.get("binary_name"):
-        needed.append((runtime["binary_name"], "BinaryName"))
-    elif runtime_type == "io.containerd.runc.v2":
-        needed.append(("runc", "runc"))
-    shim = shim_binary_name(runtime_type) if runtime_type else None
-    if shim:
-        needed.append((shim, "shim"))
-    for name, role in needed:
-        stat = binaries.get(name)
-        if not isinstance(stat, dict):
-            continue
-        if not stat.get("exists"):
-            return {"binary": name, "role": role, "problem": "does not exist"}
-        if not stat.get("executable"):
-            return {"binary": name, "role": role, "problem": "is not executable"}
-    return None
 
 
 def _cdi_findings(context, name, runtime):
@@ -210,38 +174,12 @@ def _cdi_findings(context, name, runtime):
 # -------------------------------------------------------------------------------------- daemon
 
 
-def loaded_daemon_view(facts):
-    """The running daemon's view (``_daemon_view`` shape) when the node could read it, else None.
-
-    ``state`` ``serving`` carries ``runtimes``; ``cri_unavailable`` means the daemon answered but serves
-    no CRI (``runtimes`` []); ``unknown`` or absent evidence gives None: never assumed equal to the dump.
-    None as well unless the dump came from running containerd on that node (``source`` ``command``): a dump
-    read from a file may be another node's capture, which this node's daemon says nothing about (as
-    ``runtime_binary_problem``).
-    """
-    if facts.get("source") != "command":
-        return None
-    daemon = facts.get("daemon")
-    if not isinstance(daemon, dict) or daemon.get("state") not in ("serving", "cri_unavailable"):
-        return None
-    runtimes = daemon.get("runtimes") if daemon["state"] == "serving" else []
-    if not isinstance(runtimes, list) or not all(isinstance(name, str) for name in runtimes):
-        return None
-    return dict(daemon, runtimes=sorted(runtimes))
 
 
-def runtime_facts(facts, name):
-    """A runtime's ``{runtime_type, binary_name, options}``: from the dump, else from the daemon's view."""
-    runtime = (facts.get("runtimes") or {}).get(name)
-    if isinstance(runtime, dict):
-        return runtime
-    daemon = facts.get("daemon") if isinstance(facts.get("daemon"), dict) else {}
-    details = daemon.get("runtime_details") if isinstance(daemon.get("runtime_details"), dict) else {}
-    return details.get(name) if isinstance(details.get(name), dict) else {}
 
 
 def daemon_rules(context):
-    view = loaded_daemon_view(context.facts)
+    view = context.node.loaded_daemon_view
     if view is None:
         return []
     if view["state"] == "cri_unavailable":

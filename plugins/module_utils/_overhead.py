@@ -13,6 +13,7 @@ without ``status``) are not judged. A quantity that cannot be read gives an ``OV
 finding naming it instead of a silent pass.
 """
 
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import WARNING, make_finding
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._quantity import (
     QuantityError,
     format_quantity,
@@ -187,8 +188,7 @@ def _unknown(host, problem, evidence):
 
 def _finding(code, host, message, remedy, evidence):
     """A warning Finding; message and remedy are sentences, as every other finding's are."""
-    return {"code": code, "severity": "warning", "host": host, "message": _sentence(message), "remedy": _sentence(remedy),
-            "evidence": evidence, "handlers": []}
+    return make_finding(code, WARNING, _sentence(message), _sentence(remedy), evidence, host=host)
 
 
 def _sentence(text):

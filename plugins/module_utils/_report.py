@@ -20,7 +20,16 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._summary imp
     verdict_counts,
     write_atomically,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import MISSING, OK, UNKNOWN
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import (
+    MISSING,
+    OK,
+    UNKNOWN,
+    missing_line,
+    run_passed,
+    status_of,
+    unknown_line,
+    with_status,
+)
 
 REPORT_FORMAT = 1
 REPORT_JSON = "report.json"
@@ -43,7 +52,7 @@ def build_report(verdicts, fleet, *, generated_at, inventory_sources=(), previou
     return {
         "format": REPORT_FORMAT,
         "generated_at": generated_at,
-        "passed": bool(fleet["cluster"]["read"] and hosts and counts[OK] == len(hosts)),
+        "passed": run_passed(fleet["cluster"]["read"], hosts.values()),
         "counts": counts,
         "sources": {"cluster": fleet["cluster"], "inventory": sorted(inventory_sources or [])},
         "fleet_findings": fleet["fleet_findings"],
@@ -70,7 +79,7 @@ def fleet_matrix(hosts, runtimeclasses):
 
 
 def _cell(entry, handler):
-    if entry["verdict"] == UNKNOWN:
+    if status_of(entry) == UNKNOWN:
         return UNKNOWN_CELL
     if handler in (entry["missing_handlers"] or []):
         return MISSING_CELL
@@ -81,14 +90,15 @@ def failures(hosts):
     """One flat entry per failing host × handler (an UNKNOWN host: one entry, handler null)."""
     entries = []
     for host, entry in hosts.items():
-        if entry["verdict"] == MISSING:
+        status = status_of(entry)
+        if status == MISSING:
             for handler in entry["missing_handlers"]:
                 explained_by = (entry["missing_explained"] or {}).get(handler) or []
-                entries.append({"host": host, "node": entry["node"], "verdict": MISSING, "handler": handler,
-                                "message": f"MISSING={handler}", "explained_by": list(explained_by)})
-        elif entry["verdict"] == UNKNOWN:
-            entries.append({"host": host, "node": entry["node"], "verdict": UNKNOWN, "handler": None,
-                            "message": f"UNKNOWN={entry['reason']}", "explained_by": []})
+                entries.append(with_status({"host": host, "node": entry["node"], "handler": handler,
+                                            "message": missing_line(handler), "explained_by": list(explained_by)}, MISSING))
+        elif status == UNKNOWN:
+            entries.append(with_status({"host": host, "node": entry["node"], "handler": None,
+                                        "message": unknown_line(entry["reason"]), "explained_by": []}, UNKNOWN))
     return entries
 
 
@@ -128,7 +138,7 @@ def changed_hosts(hosts, previous):
 def _outcome(entry):
     if entry is None:
         return None
-    return {"verdict": entry.get("verdict"), "missing_handlers": sorted(entry.get("missing_handlers") or [])}
+    return with_status({"missing_handlers": sorted(entry.get("missing_handlers") or [])}, status_of(entry))
 
 
 def junit_xml(report):
@@ -145,8 +155,8 @@ def junit_xml(report):
     for host, entry in report["hosts"].items():
         case = ET.SubElement(suite, "testcase", classname="runtime_gate.crosscheck", name=host, time="0")
         explained = explanation_lines(entry)
-        if entry["verdict"] != OK:
-            failure = ET.SubElement(case, "failure", type=entry["verdict"], message=" ".join(entry["lines"]))
+        if status_of(entry) != OK:
+            failure = ET.SubElement(case, "failure", type=status_of(entry), message=" ".join(entry["lines"]))
             failure.text = "\n".join(entry["lines"] + explained)
         elif explained:
             ET.SubElement(case, "system-out").text = "\n".join(explained)
@@ -180,7 +190,7 @@ def report_lines(report, paths):
 
 
 def _verdict_text(outcome):
-    return "absent" if outcome is None else outcome["verdict"]
+    return "absent" if outcome is None else status_of(outcome)
 
 
 def report_paths(report_dir):

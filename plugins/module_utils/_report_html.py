@@ -12,6 +12,14 @@ import re
 from html import escape
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._findings import explanation_lines
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import (
+    LEGACY_STATUS_KEY,
+    MISSING,
+    OK,
+    UNKNOWN,
+    VERDICTS,
+    status_of,
+)
 
 # state → (symbol, label, CSS class); the matrix states and the verdicts share the look.
 LOOK = {
@@ -19,13 +27,13 @@ LOOK = {
     "missing": ("\u2718", "missing", "bad"),
     "not_required": ("\u2013", "not required", "none"),
     "unknown": ("?", "unknown", "unknown"),
-    "OK": ("\u2714", "OK", "good"),
-    "MISSING": ("\u2718", "MISSING", "bad"),
-    "UNKNOWN": ("?", "UNKNOWN", "unknown"),
+    OK: ("\u2714", OK, "good"),
+    MISSING: ("\u2718", MISSING, "bad"),
+    UNKNOWN: ("?", UNKNOWN, "unknown"),
     "error": ("\u2718", "error", "bad"),
     "warning": ("!", "warning", "warn"),
 }
-GROUP_ORDER = {"MISSING": 0, "UNKNOWN": 1, "OK": 2}  # failing groups first
+GROUP_ORDER = {MISSING: 0, UNKNOWN: 1, OK: 2}  # failing groups first
 INLINE_NAMES = 3
 DOT = "\u00b7"  # a RuntimeClass cell names up to this many nodes; more become a count and a collapsed list
 
@@ -91,14 +99,14 @@ SCRIPT = """
 def render_html(report):
     counts = report["counts"]
     outcome = "PASSED" if report["passed"] else "FAILED"
-    count_text = ", ".join(f"{counts[verdict]} {verdict}" for verdict in ("OK", "MISSING", "UNKNOWN"))
+    count_text = ", ".join(f"{counts[verdict]} {verdict}" for verdict in VERDICTS)
     groups = host_groups(report)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">',
         f"<title>runtime_gate report: {outcome}, {count_text} of {len(report['hosts'])} hosts</title>",
         f"<style>{STYLE}</style></head><body>",
-        f'<h1>RuntimeClass handler check: {_badge("OK" if report["passed"] else "MISSING", outcome)}</h1>',
+        f'<h1>RuntimeClass handler check: {_badge(OK if report["passed"] else MISSING, outcome)}</h1>',
         f'<p>{count_text} of {len(report["hosts"])} hosts, in {len(groups)} group(s) by outcome. '
         f'<span class="meta">Generated {escape(report["generated_at"])}.</span></p>',
         _sources(report["sources"]),
@@ -127,7 +135,7 @@ def host_groups(report):
     for host, entry in report["hosts"].items():
         cells = report["matrix"]["rows"].get(host, {})
         signature = (
-            entry["verdict"],
+            status_of(entry),
             tuple(entry["missing_handlers"] or []),
             tuple(sorted(cells.items())),
             tuple(sorted({finding["code"] for finding in entry["findings"] or []})),
@@ -137,7 +145,7 @@ def host_groups(report):
         group = groups.setdefault(signature, {"hosts": [], "entry": entry, "entries": {}, "cells": cells})
         group["hosts"].append(host)
         group["entries"][host] = entry
-    return sorted(groups.values(), key=lambda group: (GROUP_ORDER.get(group["entry"]["verdict"], 3), -len(group["hosts"]), group["hosts"][0]))
+    return sorted(groups.values(), key=lambda group: (GROUP_ORDER.get(status_of(group["entry"]), 3), -len(group["hosts"]), group["hosts"][0]))
 
 
 def _text(text):
@@ -158,7 +166,7 @@ def _sources(sources):
         counts = ", ".join(f"{number} {kind}" for kind, number in (cluster["counts"] or {}).items())
         cluster_text = f"{escape(cluster['type'] or '')} {where} ({escape(counts)})"
     else:
-        cluster_text = f'{_badge("UNKNOWN", "not read")}: {escape(cluster["error"] or "")}'
+        cluster_text = f'{_badge(UNKNOWN, "not read")}: {escape(cluster["error"] or "")}'
     inventory = escape(", ".join(sources["inventory"]) or "-")
     return f'<p class="meta">Cluster: {cluster_text}<br>Inventory: {inventory}</p>'
 
@@ -215,9 +223,10 @@ def _outcome(outcome):
     if outcome is None:
         return "not checked"
     missing = escape(", ".join(outcome["missing_handlers"]))
-    if outcome["verdict"] not in LOOK:
-        return escape(str(outcome["verdict"]))
-    return _badge(outcome["verdict"]) + (f' <span class="name">{missing}</span>' if missing else "")
+    status = status_of(outcome)
+    if status is None:
+        return escape(str(outcome.get(LEGACY_STATUS_KEY)))
+    return _badge(status) + (f' <span class="name">{missing}</span>' if missing else "")
 
 
 def _names(names, noun, *, link=False, state=None):
@@ -243,7 +252,7 @@ def _classes_of(handler, runtimeclasses):
 
 def _search_text(group):
     entry = group["entry"]
-    words = [entry["verdict"], *(entry["missing_handlers"] or []), *(finding["code"] for finding in entry["findings"] or [])]
+    words = [status_of(entry), *(entry["missing_handlers"] or []), *(finding["code"] for finding in entry["findings"] or [])]
     words += [code for codes in (entry["missing_explained"] or {}).values() for code in codes]
     return escape(" ".join(words).lower())
 
@@ -273,7 +282,7 @@ def _matrix(matrix, groups, runtimeclasses):
             members = (f'<details class="members"><summary><span class="count">{len(hosts)} hosts</span></summary>'
                        f'<ul class="namebox">{items}</ul></details>')
         bodies.append(
-            f'<tbody data-filter="{_search_text(group)}"><tr><td>{_badge(entry["verdict"])}</td><td class="hosts">{members}</td>'
+            f'<tbody data-filter="{_search_text(group)}"><tr><td>{_badge(status_of(entry))}</td><td class="hosts">{members}</td>'
             f'{symbols}</tr>{_explanation_row(group)}</tbody>'
         )
     legend = " ".join(_badge(state) for state in ("served", "missing", "not_required", "unknown"))
@@ -295,12 +304,12 @@ def _group_explanation(group):
     """The console's lines for the group's first host: MISSING=/UNKNOWN= lines, each missing handler's explanation,
     the findings (as on that host; each host's own are in its block under Hosts)."""
     entry, hosts = group["entry"], group["hosts"]
-    if entry["verdict"] == "UNKNOWN":
+    if status_of(entry) == UNKNOWN:
         reasons = sorted({line for other in group["entries"].values() for line in other["lines"]})
         shown = "".join(f'<li><code class="wrap">{escape(line)}</code></li>' for line in reasons[:INLINE_NAMES])
         more = f'<li class="meta">and {len(reasons) - INLINE_NAMES} other reasons (each host\'s under Hosts)</li>' if len(reasons) > INLINE_NAMES else ""
         return f"<ul>{shown}{more}</ul>"
-    lines = [] if entry["verdict"] == "OK" else [f"<li><code>{escape(line)}</code></li>" for line in entry["lines"]]
+    lines = [] if status_of(entry) == OK else [f"<li><code>{escape(line)}</code></li>" for line in entry["lines"]]
     lines += [f"<li>{_text(_handler_explanation(line))}</li>" for line in _handler_lines(entry)]
     findings = entry["findings"] or []
     if not lines and not findings:
@@ -354,14 +363,14 @@ def _hosts(groups):
     blocks = []
     for group in groups:
         entry, hosts = group["entry"], group["hosts"]
-        title = " ".join(entry["lines"]) if entry["verdict"] != "UNKNOWN" else "UNKNOWN"
+        title = " ".join(entry["lines"]) if status_of(entry) != UNKNOWN else UNKNOWN
         codes = sorted({code for codes in (entry["missing_explained"] or {}).values() for code in codes}
                        | {finding["code"] for finding in entry["findings"] or []})
         if entry.get("files_examined") is False:
             codes.append("config files not examined")
         members = "".join(_host_block(host, group["entries"][host]) for host in hosts)
         blocks.append(
-            f'<details class="group" data-filter="{_search_text(group)}"><summary>{_badge(entry["verdict"])} '
+            f'<details class="group" data-filter="{_search_text(group)}"><summary>{_badge(status_of(entry))} '
             f'<code>{escape(title)}</code> {escape(" ".join(DOT + " " + code for code in codes))} '
             f'<span class="count">{DOT} {len(hosts)} host{"s" if len(hosts) != 1 else ""}</span></summary>'
             f"{members}</details>"
@@ -382,7 +391,7 @@ def _host_block(host, entry):
     findings = _finding_list(entry["findings"], evidence=True) if entry["findings"] else ""
     return (
         f'<details class="host" id="host-{escape(host)}" data-host="{_host_search_text(host, entry)}">'
-        f'<summary><span class="name"><b>{escape(host)}</b></span> {_badge(entry["verdict"])}</summary>'
+        f'<summary><span class="name"><b>{escape(host)}</b></span> {_badge(status_of(entry))}</summary>'
         f'<ul>{lines}{explained}</ul>{findings}'
         f'<p class="meta">{facts}</p>{f"<ul class=meta>{notes}</ul>" if notes else ""}</details>'
     )

@@ -11,7 +11,7 @@ alert rule, and a host whose verdict changes keeps its series instead of growing
 
 from datetime import UTC, datetime
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import VERDICTS
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import VERDICTS, status_of
 
 METRICS_PROM = "metrics.prom"
 
@@ -33,7 +33,7 @@ def render_metrics(report):
         node = entry["node"] or host
         for verdict in VERDICTS:
             samples["runtime_gate_host_verdict"].append(
-                ({"host": host, "node": node, "verdict": verdict}, int(entry["verdict"] == verdict)))
+                ({"host": host, "node": node, "verdict": verdict}, int(status_of(entry) == verdict)))
         missing = set(entry["missing_handlers"] or [])
         for handler in sorted(entry["required_handlers"] or []):
             samples["runtime_gate_handler_served"].append(

@@ -10,10 +10,9 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._config_file
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import CRI_PLUGIN_V2, CRI_RUNTIME_PLUGIN_V3
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._goglob import GlobPatternError, match
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import between
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import ERROR, make_finding
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._host_context import (
-    ERROR,
     listings,
-    make_finding,
     relative_globs_from_cwd,
     severity,
     toml_key,

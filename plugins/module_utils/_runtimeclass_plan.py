@@ -29,12 +29,12 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors impo
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._findings import is_well_known_handler
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._quantity import QuantityError, parse_resource_list
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirements import selector_matches
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import UNKNOWN, status_of
 
 # pkg/apis/node/validation: the name is a DNS-1123 subdomain, the handler a DNS-1123 label. Used with fullmatch and
 # \Z: "$" also matches before a trailing newline, so "nvidia\n" would pass.
 DNS_SUBDOMAIN = re.compile(r"(?=.{1,253}\Z)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-UNKNOWN_VERDICT = "UNKNOWN"
 UNJUDGED_SHOWN = 5  # node names quoted in a refusal; the count is always given
 
 
@@ -143,7 +143,7 @@ def _plan_one(name, handler, node_selector, judged, labels, allow_unjudged_nodes
 
 
 def _loaded(verdict):
-    if verdict.get("verdict") == UNKNOWN_VERDICT:
+    if status_of(verdict) == UNKNOWN:
         return []
     return [runtime for runtime in verdict.get("loaded_runtimes") or () if isinstance(runtime, str)]
 

@@ -5,9 +5,19 @@ import os
 import tempfile
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import ERROR, make_finding
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._findings import fleet_findings, runtimeclass_summary
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._overhead import overhead_findings
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import VERDICTS, _why_unusable, unknown
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import unknown
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import (
+    LEGACY_STATUS_KEY,
+    STATUS_KEY,
+    UNKNOWN,
+    VERDICTS,
+    cluster_not_read,
+    status_of,
+    with_status,
+)
 
 CLUSTER_NOT_READ = "CLUSTER_NOT_READ"
 NO_HOST_JUDGED = "NO_HOST_JUDGED"
@@ -16,7 +26,9 @@ NO_HOST_JUDGED = "NO_HOST_JUDGED"
 # result), with the value a field takes when the verdict lacks it (UNKNOWN verdicts carry no findings).
 REPORTED_FIELDS = {
     "node": None,
-    "verdict": None,
+    STATUS_KEY: None,
+    # Deprecated: the same value as STATUS_KEY, kept for the consumers that read it (docs/report.md).
+    LEGACY_STATUS_KEY: None,
     "lines": [],
     "missing_handlers": [],
     "required_handlers": [],
@@ -45,9 +57,12 @@ def collect_verdicts(registered_by_host):
     verdicts = {}
     for host in sorted(registered_by_host):
         registered = registered_by_host[host]
-        if not isinstance(registered, dict) or registered.get("verdict") not in VERDICTS:
+        status = status_of(registered)
+        if status is None:
             registered = unknown(host, "no verdict: the host was not judged (unreachable, or left the play early)")
-        verdicts[host] = {field: _or_default(registered.get(field), default) for field, default in REPORTED_FIELDS.items()}
+            status = status_of(registered)
+        fields = {field: _or_default(registered.get(field), default) for field, default in REPORTED_FIELDS.items()}
+        verdicts[host] = with_status(fields, status)
     return verdicts
 
 
@@ -58,7 +73,7 @@ def _or_default(value, default):
 def verdict_counts(verdicts):
     counts = {verdict: 0 for verdict in VERDICTS}
     for verdict in verdicts.values():
-        counts[verdict["verdict"]] += 1
+        counts[status_of(verdict)] += 1
     return counts
 
 
@@ -66,8 +81,9 @@ def summary_table(verdicts):
     """Fixed-width lines: host, verdict, missing handlers (or the UNKNOWN reason), default runtime."""
     rows = [("HOST", "VERDICT", "DEFAULT", "MISSING / REASON")]
     for host, verdict in verdicts.items():
-        detail = ",".join(verdict["missing_handlers"] or []) if verdict["verdict"] != "UNKNOWN" else verdict["reason"]
-        rows.append((host, verdict["verdict"], verdict["default_runtime"] or "-", detail or "-"))
+        status = status_of(verdict)
+        detail = ",".join(verdict["missing_handlers"] or []) if status != UNKNOWN else verdict["reason"]
+        rows.append((host, status, verdict["default_runtime"] or "-", detail or "-"))
     widths = [max(len(row[column]) for row in rows) for column in range(3)]
     lines = [
         "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True)) + "  " + row[3] for row in rows
@@ -121,20 +137,13 @@ def fleet_view(verdicts, cluster_result):
 
 def _run_failed(source, code, message, remedy, evidence):
     """The fleet view of a run that cannot vouch for the fleet: one error finding, nothing drawn from the cluster."""
-    finding = {"code": code, "severity": "error", "host": None, "message": message, "remedy": remedy,
-               "evidence": evidence, "handlers": []}
+    finding = make_finding(code, ERROR, message, remedy, evidence)
     return {"cluster": source, "fleet_findings": [finding], "overhead_findings": [], "runtimeclasses": []}
 
 
 def cluster_source(cluster_result):
     """Where the cluster view came from and whether it could be read; ``error`` says why not."""
-    error = _why_unusable(
-        cluster_result,
-        "reading RuntimeClasses from the cluster",
-        "the cluster was never asked (was localhost left out by --limit?)",
-    )
-    if error is None and not isinstance(cluster_result.get("runtimeclasses"), list):
-        error = "the runtimeclass_info result holds no runtimeclasses"
+    error = cluster_not_read(cluster_result)
     given = (cluster_result or {}).get("source") or {}
     # A failed API read names its server next to the message, but carries no source.
     server = given.get("server") or (cluster_result or {}).get("server")

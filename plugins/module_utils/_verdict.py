@@ -1,24 +1,33 @@
-"""The verdict for one node, and how it is said: OK, MISSING (with the handlers) or UNKNOWN.
+"""The verdict for one node: OK, MISSING (with the handlers) or UNKNOWN.
 
 Pure functions over containerd facts (``_containerd_config``) and normalised RuntimeClasses.
-Loaded = the running daemon's view when the node read it, else the dump; a verdict carries the findings
-that explain it (``_findings``). Every entry point — the ``handler_crosscheck`` action, ``crosscheck_summary`` and ``bin/rc-crosscheck``
-— calls these; none of them decides anything itself.
+Loaded = the running daemon's view when the node read it, else the dump. ``judge()`` decides the verdict and
+nothing else; ``_findings.explain()`` then reads the verdict and the facts to say why (the verdict never depends
+on its explanation). ``judge_and_explain()`` and ``judge_gathered()`` do both, in that order, for the entry points —
+the ``handler_crosscheck`` action and ``bin/rc-crosscheck`` — none of which decides anything itself.
+How a verdict is said (the words, ``passed``, the ``MISSING=`` lines) is ``_vocabulary``'s.
 """
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import BUILTIN_DEFAULT_RUNTIME
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cri_startup import unusable_runtimes
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._findings import host_explanation
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._host_rules import loaded_daemon_view, runtime_binary_problem, runtime_facts
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._facts import node_facts, runtime_binary_problem, runtime_facts
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._findings import explain
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirements import (
     labels_of_node,
     required_handlers,
 )
-
-OK = "OK"
-MISSING = "MISSING"
-UNKNOWN = "UNKNOWN"
-VERDICTS = (OK, MISSING, UNKNOWN)
+# passed, VERDICTS: re-exported for the entry points that import them from here (handler_crosscheck, rc-crosscheck).
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import (  # pylint: disable=unused-import  # noqa: F401
+    MISSING,
+    OK,
+    UNKNOWN,
+    VERDICTS,
+    cluster_not_read,
+    passed,
+    verdict_lines,
+    why_unusable,
+    with_status,
+)
 
 
 def served_runtimes(facts):
@@ -56,7 +65,7 @@ def node_runtime_handlers(nodes, node_name):
     return None
 
 
-def _loaded_view(facts, nodes, node_name, notes):
+def _loaded_view(node, nodes, node_name, notes):
     """``(served, reason, daemon_runtimes, loaded_source, node_handlers)``.
 
     Loaded = the running daemon's view when the node could read it and the dump came from running containerd
@@ -65,8 +74,9 @@ def _loaded_view(facts, nodes, node_name, notes):
     Node reports it, is the kubelet's copy of the daemon's list: a handler absent there is not served.
     A runtime whose BinaryName is missing or not executable is not served either.
     """
+    facts = node.facts
     served, reason = served_runtimes(facts)
-    daemon = loaded_daemon_view(facts)
+    daemon = node.loaded_daemon_view
     daemon_runtimes, loaded_source = None, "dump"
     if daemon is not None:
         daemon_runtimes, loaded_source = daemon["runtimes"], "daemon"
@@ -101,10 +111,14 @@ def _loaded_view(facts, nodes, node_name, notes):
 
 
 def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, cluster=None):
-    """Judge one node. ``node_labels`` wins; else the labels of ``node_name`` among ``nodes``; else unknown.
-
-    The verdict carries the findings that explain it (``_findings.host_explanation``).
+    """The verdict of one node, without its explanation (``findings`` [] and ``missing_explained`` {}: see
+    ``judge_and_explain``). ``node_labels`` wins; else the labels of ``node_name`` among ``nodes``; else unknown.
+    ``facts``: the ``ansible_facts.containerd`` dict or its ``_facts.NodeFacts``. ``cluster`` is accepted for the
+    callers that pass it; the verdict does not read it.
     """
+    del cluster
+    node = node_facts(facts)
+    facts = node.facts
     undecided = (facts.get("cri_startup") or {}).get("undecided")
     if undecided:
         # Whether the CRI plugin starts at all is not known: no handler can be proven served, none proven missing.
@@ -121,7 +135,7 @@ def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, clu
     if facts.get("files_examined") is False:
         notes.append("the node's config files were not examined (a dump judged by itself, no host root): why a handler "
                      "is missing is not known beyond the dump")
-    loaded, not_served_reason, daemon_runtimes, loaded_source, node_handlers = _loaded_view(facts, nodes, node_name, notes)
+    loaded, not_served_reason, daemon_runtimes, loaded_source, node_handlers = _loaded_view(node, nodes, node_name, notes)
     missing = sorted(set(requirements) - set(loaded))
     if not_served_reason:
         notes.append(not_served_reason)
@@ -144,9 +158,17 @@ def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, clu
         files_examined=facts.get("files_examined") is not False,
         version_source=facts.get("version_source"),
     )
-    cluster = cluster if cluster is not None else {"runtimeclasses": runtimeclasses, "nodes": nodes or []}
-    verdict["findings"], verdict["missing_explained"] = host_explanation(facts, verdict, cluster)
     return verdict
+
+
+def judge_and_explain(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, cluster=None):
+    """``judge()``, then ``explain()``, over one NodeFacts: the verdict carrying the findings that explain it."""
+    node = node_facts(facts)
+    verdict = judge(node, runtimeclasses, node_name=node_name, node_labels=node_labels, nodes=nodes)
+    if verdict["status"] == UNKNOWN:
+        return verdict
+    cluster = cluster if cluster is not None else {"runtimeclasses": runtimeclasses, "nodes": nodes or []}
+    return dict(verdict, **explain(verdict, node, cluster))
 
 
 def _effective_default_runtime(facts):
@@ -157,18 +179,6 @@ def unknown(node_name, reason):
     """A node whose facts or cluster data could not be gathered: it fails, it is never OK."""
     return _verdict(node_name, UNKNOWN, reason=reason)
 
-
-def _why_unusable(result, what, when_absent):
-    """Why a registered task result cannot be judged from, or None when it can."""
-    if result is None:
-        return when_absent
-    if result.get("unreachable"):
-        return f"host unreachable while {what}: {result.get('msg', 'no message')}"
-    if result.get("failed"):
-        return f"{what} failed: {result.get('msg', 'no message')}"
-    if result.get("skipped"):
-        return f"{what} was skipped"
-    return None
 
 
 def judge_gathered(
@@ -181,7 +191,7 @@ def judge_gathered(
     A result that is absent, failed, was skipped or whose host was unreachable makes the node UNKNOWN.
     """
     if facts is None:
-        reason = _why_unusable(gather_result, "gathering containerd facts", "no containerd facts were gathered for this node")
+        reason = why_unusable(gather_result, "gathering containerd facts", "no containerd facts were gathered for this node")
         facts = None if reason else (gather_result.get("ansible_facts") or {}).get("containerd")
         if facts is None:
             return unknown(node_name, reason or "gather_result holds no ansible_facts.containerd")
@@ -189,35 +199,18 @@ def judge_gathered(
         return unknown(node_name, "the containerd facts hold no runtimes table (not what containerd_facts returns)")
 
     if runtimeclasses is None:
-        reason = _why_unusable(
-            cluster_result,
-            "reading RuntimeClasses from the cluster",
-            "no RuntimeClasses were read: the cluster was never asked (was localhost left out by --limit?)",
-        )
-        if reason or "runtimeclasses" not in cluster_result:
-            return unknown(node_name, reason or "cluster_result holds no runtimeclasses")
+        reason = cluster_not_read(cluster_result)
+        if reason:
+            return unknown(node_name, f"no RuntimeClasses were read: {reason}" if cluster_result is None else reason)
         runtimeclasses = cluster_result["runtimeclasses"]
         nodes = nodes if nodes is not None else cluster_result.get("nodes")
-    return judge(facts, runtimeclasses, node_name=node_name, node_labels=node_labels, nodes=nodes, cluster=cluster_result)
+    return judge_and_explain(facts, runtimeclasses, node_name=node_name, node_labels=node_labels, nodes=nodes,
+                             cluster=cluster_result)
 
 
-def verdict_lines(verdict):
-    """What a user reads for one node: ``MISSING=<handler>`` lines, ``UNKNOWN=<reason>`` or ``OK``."""
-    if verdict["verdict"] == MISSING:
-        return [f"MISSING={handler}" for handler in verdict["missing_handlers"]]
-    if verdict["verdict"] == UNKNOWN:
-        return [f"UNKNOWN={verdict['reason']}"]
-    return [OK]
-
-
-def passed(verdict):
-    return verdict["verdict"] == OK
-
-
-def _verdict(node_name, verdict, **fields):
-    result = {
+def _verdict(node_name, status, **fields):
+    result = with_status({
         "node": node_name,
-        "verdict": verdict,
         "required_handlers": [],
         "requirements": [],
         "loaded_runtimes": [],
@@ -235,7 +228,7 @@ def _verdict(node_name, verdict, **fields):
         "node_runtime_handlers": None,
         "files_examined": None,
         "version_source": None,
-    }
+    }, status)
     result.update(fields)
     result["lines"] = verdict_lines(result)
     return result

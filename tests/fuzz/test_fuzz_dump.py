@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import facts_from_dump
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge_and_explain
 from fuzz.fuzzing import fuzz_settings, toml_dumps
 from support.containerd_daemons import releases
 from support.containerd_trees import copy_tree, dump_node, scenarios
@@ -125,7 +125,7 @@ def outcome(text, classes):
     except RuntimeGateError as error:
         assert str(error).startswith("dump_file 'fuzz.toml'"), str(error)
         return "error"
-    verdict = judge(facts, classes, node_name="fuzz-node", node_labels={})
+    verdict = judge_and_explain(facts, classes, node_name="fuzz-node", node_labels={})
     return {key: verdict[key] for key in ("verdict", "missing_handlers", "required_handlers", "loaded_runtimes")}
 
 

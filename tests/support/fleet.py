@@ -21,6 +21,8 @@ from pathlib import Path
 
 import yaml
 
+from support.files import write_files
+
 NODE_PYTHON = "/usr/bin/python3"
 CONTROLLER_PYTHON = str(Path(__file__).resolve().parents[2] / ".venv" / "bin" / "python")
 CRI_V1 = '"io.containerd.grpc.v1.cri"'
@@ -229,10 +231,8 @@ def runtime_binary(tree: Path, runtime: str) -> str | None:
 
 
 def write_tree(tree: Path, scenario: ConfigScenario):
-    tree.mkdir(parents=True, exist_ok=True)
+    write_files(tree, scenario.files)
     (tree / "conf.d").mkdir(exist_ok=True)
-    for relative_path, text in scenario.files.items():
-        (tree / relative_path).write_text(text.replace("{tree}", str(tree)), encoding="utf-8")
     for runtime, relative_path in RUNTIME_BINARIES.items():
         if relative_path and runtime not in scenario.absent_binaries:
             stand_in = tree / relative_path

@@ -6,7 +6,6 @@ import json
 import os
 import random
 import subprocess
-import sys
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -15,13 +14,13 @@ from xml.etree import ElementTree
 import pytest
 import yaml
 from support.paths import REPO_ROOT
+from support.playbooks import ansible_playbook
 from support.tools import require_command
 
 DEMO = REPO_ROOT / "inventory" / "demo"
 NIGHTLY_PLAYBOOK = REPO_ROOT / "playbooks" / "nightly.yml"
 CROSSCHECK_PLAYBOOK = REPO_ROOT / "playbooks" / "crosscheck.yml"
 SCHEMA_PATH = REPO_ROOT / "docs" / "report.schema.json"
-BIN = Path(sys.executable).parent
 
 
 @dataclass
@@ -38,11 +37,7 @@ class ReportRun:
 def run_playbook(report_dir, *extra, playbook=NIGHTLY_PLAYBOOK, env=None, cwd=REPO_ROOT) -> ReportRun:
     """ansible-playbook over the demo inventory, reports into ``report_dir`` (None: the playbook's default)."""
     report_args = ["-e", f"runtime_gate_report_dir={report_dir}"] if report_dir is not None else []
-    completed = subprocess.run(
-        [BIN / "ansible-playbook", "-i", str(DEMO / "hosts.yml"), str(playbook), *report_args, *extra],
-        cwd=cwd, env={**os.environ, "ANSIBLE_CONFIG": str(REPO_ROOT / "ansible.cfg"), **(env or {})},
-        capture_output=True, text=True, check=False, timeout=300,
-    )
+    completed = ansible_playbook(playbook, DEMO / "hosts.yml", *report_args, *extra, env=env, cwd=cwd)
     return ReportRun(completed.returncode, completed.stdout + completed.stderr, Path(report_dir or cwd / "runtime-gate-report"))
 
 
@@ -279,7 +274,7 @@ def synthetic_fleet(size: int, name=lambda index: f"gpu-node-{index:03d}"):
     # Imported here: this module is loaded by conftest.py, before pytest-ansible sets up the collection loader.
     # pylint: disable=import-outside-toplevel
     from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._summary import collect_verdicts, fleet_view
-    from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge
+    from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge_and_explain
 
     kinds = {}
     registered = {}
@@ -291,7 +286,7 @@ def synthetic_fleet(size: int, name=lambda index: f"gpu-node-{index:03d}"):
         kinds[host] = kind
         labels = {} if kind == "cpu" else {"gpu": "true"}
         nodes.append({"name": host, "labels": labels})
-        registered[host] = None if kind == "unjudged" else judge(_fleet_facts(kind), FLEET_RUNTIMECLASSES, node_name=host, node_labels=labels)
+        registered[host] = None if kind == "unjudged" else judge_and_explain(_fleet_facts(kind), FLEET_RUNTIMECLASSES, node_name=host, node_labels=labels)
     cluster = {"runtimeclasses": FLEET_RUNTIMECLASSES, "nodes": nodes, "pods": [], "api_requests": 0,
                "source": {"type": "file", "path": "/srv/cluster.yaml"}}
     verdicts = collect_verdicts(registered)

@@ -77,13 +77,18 @@ def test_fleet_and_overhead_findings_name_the_demo_problems(demo_run):
 
 def test_schema_refuses_a_report_that_breaks_it(demo_run):
     broken = copy.deepcopy(demo_run.report)
-    broken["hosts"]["gpu-node-01"]["verdict"] = "PROBABLY_FINE"
+    broken["hosts"]["gpu-node-01"]["status"] = "PROBABLY_FINE"
     with pytest.raises(jsonschema.ValidationError):
         validate(broken)
     ok_with_missing = copy.deepcopy(demo_run.report)
-    ok_with_missing["hosts"]["gpu-node-02"]["verdict"] = "OK"  # still lists missing handlers
+    ok_with_missing["hosts"]["gpu-node-02"].update(status="OK", verdict="OK")  # still lists missing handlers
     with pytest.raises(jsonschema.ValidationError):
         validate(ok_with_missing)
+    # The deprecated `verdict` is the same value as `status`, never another.
+    disagreeing = copy.deepcopy(demo_run.report)
+    disagreeing["hosts"]["gpu-node-01"]["verdict"] = "MISSING"
+    with pytest.raises(jsonschema.ValidationError):
+        validate(disagreeing)
 
 
 def test_junit_has_one_testcase_per_host_and_failures_carry_the_lines(demo_run):
@@ -170,9 +175,10 @@ def test_second_run_keeps_the_previous_report_and_lists_changed_hosts(demo_run, 
     changed = {entry["host"]: entry for entry in report["changed_hosts"]}
     assert set(changed) == {"gpu-node-07", "gpu-node-08"}, report["changed_hosts"]
     assert changed["gpu-node-08"] == {"host": "gpu-node-08", "current": None,
-                                      "previous": {"verdict": "UNKNOWN", "missing_handlers": []}}
+                                      "previous": {"status": "UNKNOWN", "verdict": "UNKNOWN", "missing_handlers": []}}
     node_07 = report["hosts"]["gpu-node-07"]
-    assert changed["gpu-node-07"]["current"] == {"verdict": node_07["verdict"], "missing_handlers": node_07["missing_handlers"]}
+    assert changed["gpu-node-07"]["current"] == {"status": node_07["status"], "verdict": node_07["status"],
+                                                 "missing_handlers": node_07["missing_handlers"]}
     assert "nvdia" not in node_07["missing_handlers"] and "nvdia" in changed["gpu-node-07"]["previous"]["missing_handlers"]
     assert "gpu-node-07" in (report_dir / "report.html").read_text()
 

@@ -8,7 +8,7 @@ import pytest
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._report import write_reports
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._summary import collect_verdicts, fleet_view
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge_and_explain
 from reports_support import SCHEMA_PATH, visible_text
 
 HOSTILE = '<img src=x onerror="alert(1)">&amp;'
@@ -21,7 +21,7 @@ NOW = "2026-11-30T03:00:00Z"
 
 def verdicts(runtimes=("runc",)):
     facts = {"default_runtime_name": "runc", "runtimes": {name: {} for name in runtimes}, "containerd_version": "1.7.27"}
-    return collect_verdicts({HOSTILE: judge(facts, CLUSTER["runtimeclasses"], node_name=HOSTILE, node_labels={})})
+    return collect_verdicts({HOSTILE: judge_and_explain(facts, CLUSTER["runtimeclasses"], node_name=HOSTILE, node_labels={})})
 
 
 def schema_valid(report):

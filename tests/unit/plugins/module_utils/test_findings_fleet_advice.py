@@ -5,6 +5,7 @@ A run that judged only the nodes a staged rollout has not reached yet (no `nvidi
 judged only some of the cluster's nodes.
 """
 import pytest
+from support.judged import runtimeclass
 from support.paths import REPO_ROOT
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import read_manifest_file
@@ -29,9 +30,6 @@ def judged(node, loaded, required=(), configured=None, verdict=None, daemon=None
         "findings": [],
     }
 
-
-def runtimeclass(name, handler=None):
-    return {"name": name, "handler": handler or name, "overhead_pod_fixed": None, "node_selector": None, "tolerations": []}
 
 
 def node(name):

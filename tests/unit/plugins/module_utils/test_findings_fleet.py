@@ -9,11 +9,12 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.paths import REPO_ROOT
-from test_findings_rows import CLASSES, GPU_LABELS, V2_FULL_DROPIN, V2_ROOT_RUNC, gathered_facts, runtimeclass, write_tree
+from support.judged import runtimeclass
+from support.judged_trees import CLASSES, GPU_LABELS, V2_FULL_DROPIN, V2_ROOT_RUNC, gathered_facts, write_tree
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import facts_from_dump
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._findings import fleet_findings, runtimeclass_summary
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge, unknown, verdict_lines
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge_and_explain, unknown, verdict_lines
 
 DEMO = REPO_ROOT / "inventory" / "demo"
 
@@ -30,7 +31,7 @@ def test_fleet_findings_need_a_judged_host():
 
 
 def test_handler_served_nowhere_without_a_close_name_guesses_nothing():
-    verdict = judge(demo_facts("gpu-node-01"), [runtimeclass("kata", "kata-qemu")], node_name="n1", node_labels={})
+    verdict = judge_and_explain(demo_facts("gpu-node-01"), [runtimeclass("kata", "kata-qemu")], node_name="n1", node_labels={})
     [finding] = [item for item in fleet_findings([verdict], {"runtimeclasses": [runtimeclass("kata", "kata-qemu")]})
                  if item["code"] == "HANDLER_SERVED_NOWHERE"]
     assert "did you mean" not in finding["message"] and "closest_loaded" not in finding["evidence"]
@@ -38,7 +39,7 @@ def test_handler_served_nowhere_without_a_close_name_guesses_nothing():
 
 
 def test_runtimeclass_with_node_selector_is_not_flagged():
-    verdicts = [judge(demo_facts("gpu-node-03"), CLASSES, node_name="gpu-node-03", node_labels=GPU_LABELS)]
+    verdicts = [judge_and_explain(demo_facts("gpu-node-03"), CLASSES, node_name="gpu-node-03", node_labels=GPU_LABELS)]
     findings = fleet_findings(verdicts, {"runtimeclasses": CLASSES})
     # nvidia-cdi is missing on gpu-node-03 but scoped by a nodeSelector: no RUNTIMECLASS_WITHOUT_NODESELECTOR for it.
     assert [finding["evidence"]["runtimeclass"] for finding in findings if finding["code"] == "RUNTIMECLASS_WITHOUT_NODESELECTOR"] == []
@@ -48,11 +49,11 @@ def test_node_runtime_handlers_are_a_further_view():
     # Kubernetes >= 1.30 with containerd 2.x: the kubelet's copy of the daemon's handlers (empty = unknown).
     nodes = [{"name": "n1", "labels": GPU_LABELS, "allocatable": {},
               "runtime_handlers": [{"name": "", "features": {}}, {"name": "runc", "features": {}}, {"name": "nvidia", "features": {}}]}]
-    verdict = judge(demo_facts("gpu-node-01"), CLASSES, node_name="n1", nodes=nodes)
+    verdict = judge_and_explain(demo_facts("gpu-node-01"), CLASSES, node_name="n1", nodes=nodes)
     assert verdict["node_runtime_handlers"] == ["nvidia", "runc"]
     assert verdict["lines"] == ["MISSING=nvidia-cdi"] and verdict["loaded_source"] == "dump"
     nodes[0]["runtime_handlers"] = []
-    assert judge(demo_facts("gpu-node-01"), CLASSES, node_name="n1", nodes=nodes)["lines"] == ["OK"]
+    assert judge_and_explain(demo_facts("gpu-node-01"), CLASSES, node_name="n1", nodes=nodes)["lines"] == ["OK"]
 
 
 def test_unknown_verdict_carries_the_new_fields():
@@ -139,7 +140,7 @@ IMPORT_GLOBS = st.lists(st.fixed_dictionaries(
 def test_odd_evidence_never_breaks_a_verdict(evidence, version):
     # Whatever a node (or a newer node module) sends, the verdict is still reached and stays what the dump says.
     facts = {**demo_facts("gpu-node-02"), **evidence, "containerd_version": version}
-    verdict = judge(facts, CLASSES, node_name="n1", node_labels=GPU_LABELS)
+    verdict = judge_and_explain(facts, CLASSES, node_name="n1", node_labels=GPU_LABELS)
     assert verdict["verdict"] in ("OK", "MISSING")
     assert set(verdict["missing_explained"]) == set(verdict["missing_handlers"])
     if verdict["loaded_source"] == "dump":  # only a readable daemon view may change what is served

@@ -7,7 +7,7 @@ containerd 1.6.20's, so no binary of this machine is asked.
 """
 import pytest
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import facts_from_evidence
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge_and_explain
 from ansible_collections.gpufleet.runtime_gate.plugins.modules.containerd_facts import gather, gather_surroundings
 
 CONFIG = """\
@@ -51,7 +51,7 @@ def verdict_on_node(tmp_path, absent):
     evidence, error = gather(params)
     assert error is None, error
     facts = facts_from_evidence(gather_surroundings(params, evidence))
-    return judge(facts, CLASSES, node_name="node-under-test", node_labels={})
+    return judge_and_explain(facts, CLASSES, node_name="node-under-test", node_labels={})
 
 
 def missing_files(verdict):

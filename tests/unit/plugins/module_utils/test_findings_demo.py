@@ -10,7 +10,7 @@ from support.paths import REPO_ROOT
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import read_manifest_file
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import facts_from_evidence
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._findings import fleet_findings, runtimeclass_summary
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge, unknown
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge_and_explain, unknown
 from ansible_collections.gpufleet.runtime_gate.plugins.modules.containerd_facts import gather, gather_surroundings
 
 DEMO = REPO_ROOT / "inventory" / "demo"
@@ -49,7 +49,7 @@ def demo_verdicts():
     for host in EXPECTED:
         node = DEMO / "nodes" / host
         facts = demo_node_facts(node)
-        verdicts[host] = judge(facts, CLUSTER["runtimeclasses"], node_name=host, nodes=CLUSTER["nodes"], cluster=CLUSTER)
+        verdicts[host] = judge_and_explain(facts, CLUSTER["runtimeclasses"], node_name=host, nodes=CLUSTER["nodes"], cluster=CLUSTER)
     verdicts["gpu-node-08"] = unknown("gpu-node-08", "host unreachable while gathering containerd facts: refused")
     return verdicts
 

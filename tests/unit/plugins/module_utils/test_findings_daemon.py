@@ -12,7 +12,7 @@ import time
 
 import pytest
 from support.tools import require_tool
-from test_findings_rows import CONTAINERD, V2_ROOT_RUNC, gathered_facts, only, verdict_of, write_tree
+from support.judged_trees import CONTAINERD, V2_ROOT_RUNC, gathered_facts, only, verdict_of, write_tree
 
 # gpu-node-04's root, with the daemon's root, state and sockets under the temp tree.
 DAEMON_ROOT = V2_ROOT_RUNC.format(imports='"{d}/conf.d/*.toml"').replace(

@@ -3,11 +3,9 @@ whose overhead alone does. The cluster dicts have the shape ``runtimeclass_info`
 import json
 
 import pytest
+from support.judged import runtimeclass
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._overhead import (
-    CLASS_CODE,
-    POD_CODE,
-    UNKNOWN_CODE,
     overhead_findings,
     pod_request,
 )
@@ -15,11 +13,6 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._quantity im
 
 GPU = {"nvidia.com/gpu.present": "true"}
 FINDING_KEYS = {"code", "severity", "host", "message", "remedy", "evidence", "handlers"}
-
-
-def runtimeclass(name, overhead=None, node_selector=None):
-    return {"name": name, "handler": name, "overhead_pod_fixed": overhead, "node_selector": node_selector,
-            "tolerations": []}
 
 
 def node(name, cpu="1", memory="4Gi", labels=None):
@@ -39,12 +32,12 @@ def cluster(runtimeclasses, nodes, pods=()):
     return {"runtimeclasses": runtimeclasses, "nodes": nodes, "pods": list(pods), "source": "test", "api_requests": 0}
 
 
-KATA = runtimeclass("kata", {"cpu": "250m", "memory": "120Mi"}, GPU)
+KATA = runtimeclass("kata", overhead={"cpu": "250m", "memory": "120Mi"}, node_selector=GPU)
 
 
 def test_900m_plus_250m_overhead_does_not_fit_a_1_cpu_node_that_900m_alone_would():
     findings = overhead_findings(cluster([KATA], [node("gpu-1")], [pod("train-0", overhead={"cpu": "250m", "memory": "120Mi"})]))
-    assert [(f["code"], f["host"], f["severity"]) for f in findings] == [(POD_CODE, "gpu-1", "warning")]
+    assert [(f["code"], f["host"], f["severity"]) for f in findings] == [("POD_DOES_NOT_FIT_WITH_OVERHEAD", "gpu-1", "warning")]
     finding = findings[0]
     assert set(finding) == FINDING_KEYS and finding["handlers"] == []
     assert "900m requested + 250m overhead = 1150m > 1 allocatable" in finding["message"]
@@ -73,7 +66,7 @@ def test_class_overhead_counts_when_the_pod_carries_none():
 
 def test_pod_overhead_is_what_the_scheduler_counts():
     # A pod's own spec.overhead wins over a class edited later (admission copies it at creation only).
-    small = runtimeclass("kata", {"cpu": "50m"}, GPU)
+    small = runtimeclass("kata", overhead={"cpu": "50m"}, node_selector=GPU)
     [finding] = overhead_findings(cluster([small], [node("gpu-1")], [pod("train-0", overhead={"cpu": "250m"})]))
     assert finding["evidence"]["requests_with_overhead"] == ["cpu=1150m"]
 
@@ -122,7 +115,7 @@ def test_unscheduled_pod_is_judged_against_every_node_the_class_selects():
 
 
 def test_class_without_node_selector_selects_every_node():
-    everywhere = runtimeclass("kata", {"cpu": "250m"})
+    everywhere = runtimeclass("kata", overhead={"cpu": "250m"})
     nodes = [node("gpu-1"), node("cpu-1", cpu="900m", labels={})]
     findings = overhead_findings(cluster([everywhere], nodes, [pod("p", node_name=None, phase="Pending", cpu="800m")]))
     assert sorted(f["host"] for f in findings) == ["cpu-1", "gpu-1"]
@@ -144,32 +137,32 @@ def test_pods_that_cannot_or_need_not_be_judged_are_skipped(changes):
 
 
 def test_class_overhead_alone_exceeding_a_selected_node():
-    greedy = runtimeclass("kata", {"cpu": "1500m", "memory": "120Mi"}, GPU)
+    greedy = runtimeclass("kata", overhead={"cpu": "1500m", "memory": "120Mi"}, node_selector=GPU)
     nodes = [node("gpu-1"), node("gpu-2", cpu="2"), node("cpu-1", cpu="1", labels={})]
     findings = overhead_findings(cluster([greedy], nodes))
-    assert [(f["code"], f["host"]) for f in findings] == [(CLASS_CODE, "gpu-1")]
+    assert [(f["code"], f["host"]) for f in findings] == [("RUNTIMECLASS_OVERHEAD_EXCEEDS_ALLOCATABLE", "gpu-1")]
     assert "RuntimeClass kata's overhead alone exceeds node gpu-1's allocatable (cpu 1500m > 1)" in findings[0]["message"]
     assert findings[0]["evidence"]["overhead"] == ["cpu=1500m", "memory=120Mi"]
 
 
 def test_resource_the_node_does_not_list_counts_as_zero():
-    gpu_overhead = runtimeclass("odd", {"nvidia.com/gpu": "1"})
+    gpu_overhead = runtimeclass("odd", overhead={"nvidia.com/gpu": "1"})
     [finding] = overhead_findings(cluster([gpu_overhead], [node("gpu-1")]))
     assert finding["evidence"]["resources"] == ["nvidia.com/gpu"]
 
 
 def test_nodes_without_allocatable_are_not_judged():
     bare = dict(node("gpu-1"), allocatable={})
-    assert overhead_findings(cluster([runtimeclass("kata", {"cpu": "64"})], [bare], [pod("p")])) == []
+    assert overhead_findings(cluster([runtimeclass("kata", overhead={"cpu": "64"})], [bare], [pod("p")])) == []
 
 
 def test_unreadable_quantities_are_findings_not_silence():
     findings = overhead_findings(cluster(
-        [runtimeclass("kata", {"cpu": "a lot"}, GPU), runtimeclass("ok", {"cpu": "250m"}, GPU)],
+        [runtimeclass("kata", overhead={"cpu": "a lot"}, node_selector=GPU), runtimeclass("ok", overhead={"cpu": "250m"}, node_selector=GPU)],
         [node("gpu-1"), node("gpu-2", cpu="one")],
         [pod("p", runtime_class="ok", cpu="9OOm")]))
     codes = sorted((f["code"], f["host"] or "") for f in findings)
-    assert codes == [(UNKNOWN_CODE, ""), (UNKNOWN_CODE, "gpu-1"), (UNKNOWN_CODE, "gpu-2")]
+    assert codes == [("OVERHEAD_FIT_UNKNOWN", ""), ("OVERHEAD_FIT_UNKNOWN", "gpu-1"), ("OVERHEAD_FIT_UNKNOWN", "gpu-2")]
     messages = " | ".join(f["message"] for f in findings)
     assert "RuntimeClass 'kata' overhead.podFixed cpu 'a lot'" in messages
     assert "Node 'gpu-2' allocatable cpu 'one'" in messages

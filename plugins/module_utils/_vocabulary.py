@@ -1,0 +1,91 @@
+"""The words a verdict is said in, each decided or formatted here and nowhere else.
+
+The three verdicts (``OK``, ``MISSING``, ``UNKNOWN``), which one a verdict holds (``status``; the deprecated
+``verdict`` key of older results and report files is still read and still written), whether a host ``passed``,
+the ``MISSING=<handler>`` / ``UNKNOWN=<reason>`` / ``OK`` lines a user reads, whether a registered task result
+can be used (was the cluster read, were the facts gathered) and whether a whole run passed.
+Every other module imports these instead of re-typing the words.
+"""
+
+OK = "OK"
+MISSING = "MISSING"
+UNKNOWN = "UNKNOWN"
+VERDICTS = (OK, MISSING, UNKNOWN)
+# Verdicts reached from facts; an UNKNOWN host proves nothing either way.
+JUDGED = (OK, MISSING)
+
+# The key of a verdict that holds one of VERDICTS. LEGACY_STATUS_KEY is the name it had before 0.2: still written
+# next to it in every verdict, report.json and verdicts file (docs/report.md marks it deprecated) and still read.
+STATUS_KEY = "status"
+LEGACY_STATUS_KEY = "verdict"
+
+
+def status_of(verdict):
+    """OK, MISSING or UNKNOWN; None when ``verdict`` holds none (not a verdict)."""
+    if not isinstance(verdict, dict):
+        return None
+    status = verdict.get(STATUS_KEY, verdict.get(LEGACY_STATUS_KEY))
+    return status if status in VERDICTS else None
+
+
+def with_status(fields, status):
+    """``fields`` with the status under both keys (the new one and the deprecated one)."""
+    return {**fields, STATUS_KEY: status, LEGACY_STATUS_KEY: status}
+
+
+def passed(verdict):
+    """A host passes only when it is OK: MISSING and UNKNOWN fail."""
+    return status_of(verdict) == OK
+
+
+def was_judged(verdict):
+    return status_of(verdict) in JUDGED
+
+
+def missing_line(handler):
+    return f"MISSING={handler}"
+
+
+def unknown_line(reason):
+    return f"UNKNOWN={reason}"
+
+
+def verdict_lines(verdict):
+    """What a user reads for one node: ``MISSING=<handler>`` lines, ``UNKNOWN=<reason>`` or ``OK``."""
+    status = status_of(verdict)
+    if status == MISSING:
+        return [missing_line(handler) for handler in verdict["missing_handlers"]]
+    if status == UNKNOWN:
+        return [unknown_line(verdict["reason"])]
+    return [OK]
+
+
+def run_passed(cluster_read, verdicts):
+    """A run passes only when the cluster was read and every host (at least one) is OK: a run that could not read
+    the cluster, or judged nobody, never passes."""
+    verdicts = list(verdicts)
+    return bool(cluster_read and verdicts and all(passed(verdict) for verdict in verdicts))
+
+
+def why_unusable(result, what, when_absent):
+    """Why a registered task result cannot be judged from, or None when it can."""
+    if result is None:
+        return when_absent
+    if result.get("unreachable"):
+        return f"host unreachable while {what}: {result.get('msg', 'no message')}"
+    if result.get("failed"):
+        return f"{what} failed: {result.get('msg', 'no message')}"
+    if result.get("skipped"):
+        return f"{what} was skipped"
+    return None
+
+
+CLUSTER_NEVER_ASKED = "the cluster was never asked (was localhost left out by --limit?)"
+
+
+def cluster_not_read(cluster_result):
+    """Why the cluster (a ``runtimeclass_info`` result) was not read, or None when it was."""
+    error = why_unusable(cluster_result, "reading RuntimeClasses from the cluster", CLUSTER_NEVER_ASKED)
+    if error is None and not isinstance(cluster_result.get("runtimeclasses"), list):
+        error = "the runtimeclass_info result holds no runtimeclasses"
+    return error
