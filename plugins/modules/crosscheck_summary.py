@@ -20,6 +20,8 @@ description:
 version_added: 0.1.0
 author:
   - gpufleet platform team (@gpufleet)
+extends_documentation_fragment:
+  - gpufleet.runtime_gate._attributes
 options:
   hosts:
     description:
@@ -53,13 +55,13 @@ options:
 attributes:
   check_mode:
     support: full
-    description: Same result in check mode; the verdicts file and the reports are written in check mode too, since they change no host.
+    details: Same result in check mode; the verdicts file and the reports are written in check mode too, since they change no host.
   diff_mode:
     support: none
-    description: Nothing to diff.
+    details: Nothing to diff.
   idempotent:
     support: full
-    description: >-
+    details: >-
       Writes the same verdicts file for the same verdicts; each report run replaces the previous report
       (kept as C(report.prev.json)) and carries its own time.
   action:
