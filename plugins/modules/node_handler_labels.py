@@ -98,7 +98,7 @@ changed:
   type: bool
 applied:
   description: Whether writes were allowed (O(apply=true) and not check mode).
-  returned: always
+  returned: success, and when the verdicts, the classes named or the cluster fail the task
   type: bool
 msg:
   description: One line saying what was written, or in a dry run what would be.
@@ -187,6 +187,11 @@ api_requests:
   description: Requests sent to the API server.
   returned: success
   type: int
+http_status:
+  description: The HTTP status of the API server's answer that failed the task.
+  returned: on an API failure that had an HTTP status
+  type: int
+  sample: 409
 diff:
   description: Before and after of the changed Nodes' labels under O(label_prefix) and of the bound classes' nodeSelector.
   returned: in diff mode, when something changed

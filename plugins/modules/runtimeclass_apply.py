@@ -142,18 +142,27 @@ runtimeclasses:
       type: str
 refused:
   description: The refusal sentences; the task fails when this is not empty.
-  returned: always
+  returned: success, and on refusal
   type: list
   elements: str
   sample: ["RuntimeClass 'nvidia' (handler 'nvdia'): no targeted node serves handler 'nvdia' (...); did you mean 'nvidia'?"]
 server:
   description: The API server written to; null when the plan was refused before the cluster was asked.
-  returned: always
+  returned: success, on refusal, and on an API failure when known
   type: str
 api_requests:
   description: Requests sent to the API server.
-  returned: always
+  returned: success, and on refusal
   type: int
+http_status:
+  description: The HTTP status of the API server's answer that failed the task.
+  returned: on an API failure that had an HTTP status
+  type: int
+  sample: 403
+diff:
+  description: Before and after of each created or updated class, in the normalised shape of runtimeclass_info.
+  returned: in diff mode, when something changed
+  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib

@@ -20,11 +20,8 @@ MODULES = sorted(path.stem for path in (REPO_ROOT / "plugins" / "modules").glob(
 SPEC_PACKAGE = "ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs"
 # Option names that carry credentials (kubernetes.core's api_key; a proxy URL may hold user:password).
 SECRET_OPTIONS = {"api_key", "password", "token", "proxy", "client_key_data"}
-# Keys ansible-core adds to every result, documented by no module.
-COMMON_RESULT_KEYS = {"changed", "failed", "msg", "invocation", "warnings", "deprecations", "skipped", "skip_reason",
-                      "_ansible_no_log", "_ansible_verbose_always", "_ansible_delegated_vars", "ansible_facts",
-                      "exception", "diff", "module_stdout", "module_stderr", "rc", "_ansible_parsed", "ansible_loop_var",
-                      "item", "_ansible_item_label"}
+# Keys ansible-core itself puts in results (or renders, as diff), which no module documents.
+COMMON_RESULT_KEYS = {"changed", "failed", "invocation", "warnings", "deprecations", "exception", "diff"}
 
 
 @pytest.fixture(scope="module")
@@ -132,3 +129,45 @@ def test_the_comparison_sees_a_wrong_default():
     documented = {"apply": {"type": "bool", "default": False}}
     assert differences(documented_shape(documented), spec_shape({"apply": {"type": "bool", "default": True}})) == [
         "apply.default: documented False, argument spec True"]
+
+
+@pytest.fixture(scope="module")
+def real_results(tmp_path_factory):
+    """``{module: [registered results]}`` of one real run of every module (``support.module_results``)."""
+    # pylint: disable=import-outside-toplevel  # the cluster support needs the built components only here
+    from support.kube_cluster import ClusterNotReady, start_cluster
+    from support.module_results import run_every_module
+    from support.tools import require_command
+
+    containerd_bin = require_command("containerd", "containerd")
+    workdir = tmp_path_factory.mktemp("module-results")
+    try:
+        cluster = start_cluster(workdir / "cluster")
+    except ClusterNotReady as err:
+        pytest.fail(f"the test cluster did not start: {err}", pytrace=False)
+    try:
+        results, completed = run_every_module(workdir, cluster, containerd_bin)
+    finally:
+        cluster.stop()
+    assert completed.returncode == 0, completed.stdout[-6000:] + completed.stderr[-3000:]
+    return results
+
+
+def documented_returns(doc_entry):
+    return doc_entry.get("return") or {}
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_real_results_have_only_documented_keys(module, docs, real_results):
+    assert real_results.get(module), f"module_results.yml does not run {module}"
+    documented = set(documented_returns(docs[module]))
+    for result in real_results[module]:
+        assert sorted(set(result) - documented - COMMON_RESULT_KEYS) == [], \
+            f"{module} returns keys its RETURN does not document"
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_keys_documented_always_are_returned(module, docs, real_results):
+    always = {key for key, entry in documented_returns(docs[module]).items() if entry.get("returned") == "always"}
+    for result in real_results[module]:
+        assert sorted(always - set(result)) == [], f"{module} leaves out keys its RETURN says are returned always"
