@@ -22,7 +22,6 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._summary imp
 )
 
 
-
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
 

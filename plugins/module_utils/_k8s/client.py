@@ -18,11 +18,11 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.credent
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.errors import KubeAccessError, KubernetesLibraryMissing
 
 try:
-    import urllib3
+    import urllib3  # pylint: disable=unused-import  # for _k8s/session.py and _k8s/answers.py
     import yaml
     from kubernetes import client as kube_client
     from kubernetes import config as kube_config
-    from kubernetes.client.exceptions import ApiException
+    from kubernetes.client.exceptions import ApiException  # pylint: disable=unused-import  # for _k8s/session.py
     from kubernetes.config.config_exception import ConfigException
 except ImportError:
     HAS_KUBERNETES = False
@@ -90,6 +90,7 @@ def build_api_client(options):
     warning = plaintext_credentials_warning(configuration.host, sends_token)
     api_client.credential_warnings = [warning] if warning else []
     return api_client
+
 
 def _load_kubeconfig(configuration, path, context, secrets, inline_files_directory=None):
     shown = f"kubeconfig '{path}'" if path else "the default kubeconfig ($KUBECONFIG or ~/.kube/config)"

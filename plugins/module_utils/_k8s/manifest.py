@@ -208,7 +208,6 @@ class _ManifestLoader(_YAML_LOADER):
         return super().construct_mapping(node, deep=deep)
 
 
-
 def _objects_in_document(document, location, source_name):
     """Yield ``(location, object)``; a List's items inherit kind/apiVersion from a typed list."""
     if not isinstance(document, dict):
@@ -248,7 +247,6 @@ def _require_api_version(obj, expected, location, source_name):
             f"{where(source_name, location)}: {label} has apiVersion {shown_value(api_version)}; only {readable} is "
             "read (re-export it with kubectl get, which prints the served version)"
         )
-
 
 
 def _yaml_error_position(err):

@@ -40,7 +40,7 @@ def normalise_cluster_objects(runtimeclass_objs, node_objs, source_name, pod_obj
         return [(None, obj) for obj in objs]
 
     return normalise_located(unlocated(runtimeclass_objs), unlocated(node_objs), unlocated(pod_objs),
-                              unlocated(event_objs), source_name)
+                             unlocated(event_objs), source_name)
 
 
 def normalise_runtimeclass(obj):
@@ -245,7 +245,6 @@ def _normalise_unique(located_objects, normalise, kind, source_name):
         by_name[name] = normalised
         where_seen[name] = location
     return [by_name[name] for name in sorted(by_name)]
-
 
 
 def _object_name(obj, kind):
