@@ -11,6 +11,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._controller_paths import controller_path
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._report import report_lines, write_reports
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.crosscheck_summary import get_crosscheck_summary_argument_spec
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._summary import (
     collect_verdicts,
     fleet_lines,
@@ -20,21 +21,15 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._summary imp
     write_verdicts_file,
 )
 
-ARGUMENT_SPEC = dict(
-    hosts=dict(type="list", elements="str", required=True),
-    verdict_var=dict(type="str", default="runtime_gate_verdict"),
-    verdicts_file=dict(type="path"),
-    cluster_result=dict(type="dict"),
-    report_dir=dict(type="path"),
-)
-
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        spec = get_crosscheck_summary_argument_spec()
+        spec.pop("supports_check_mode")
+        _validation, args = self.validate_argument_spec(**spec)
         # Controller paths, relative to where ansible-playbook runs (this process's cwd), shown absolute.
         for name in ("verdicts_file", "report_dir"):
             args[name] = controller_path(args[name])

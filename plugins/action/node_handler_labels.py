@@ -13,6 +13,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._controller_
     resolve_k8s_auth_paths,
     runs_on_controller,
 )
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.node_handler_labels import get_node_handler_labels_argument_spec
 
 
 class ActionModule(ActionBase):
@@ -20,6 +21,10 @@ class ActionModule(ActionBase):
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
+        # The module's own spec, so a bad argument fails here with the module's message, before any path is resolved.
+        spec = get_node_handler_labels_argument_spec()
+        spec.pop("supports_check_mode")
+        self.validate_argument_spec(**spec)
         module_args = dict(self._task.args)
         if runs_on_controller(self._connection):
             module_args = resolve_k8s_auth_paths(module_args)

@@ -112,14 +112,11 @@ from ansible.errors import AnsibleParserError
 from ansible import constants as C
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import normalise_cluster_objects
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import (
-    AUTH_ARG_SPEC,
-    DEFAULT_PAGE_SIZE,
-    ApiSession,
-    insecure_warning,
-)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.auth import AUTH_ARG_SPEC, insecure_warning
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.limits import DEFAULT_PAGE_SIZE
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.objects import normalise_cluster_objects
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.session import ApiSession
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirements import selector_matches
 
 try:

@@ -5,8 +5,6 @@ merge patch per Node whose labels change and one conditional replace per class b
 Labels go first, so a class never requires a label before the nodes that serve its handler carry it.
 """
 
-import copy
-
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._gate_labels import (
     DEFAULT_LABEL_PREFIX,
@@ -17,13 +15,10 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._gate_labels
     plan_binding,
     plan_labels,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import (
-    AUTH_ARG_SPEC,
-    DEFAULT_PAGE_SIZE,
-    DEFAULT_REQUEST_TIMEOUT,
-    ApiSession,
-    KubeAccessError,
-)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.errors import KubeAccessError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.limits import DEFAULT_PAGE_SIZE, DEFAULT_REQUEST_TIMEOUT
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.session import ApiSession
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.node_handler_labels import get_node_handler_labels_argument_spec
 
 try:
     from kubernetes import client as kube_client
@@ -37,16 +32,8 @@ MERGE_PATCH = "application/merge-patch+json"
 
 
 def argument_spec():
-    """The one argument spec of node_handler_labels (module and contract test)."""
-    spec = copy.deepcopy(AUTH_ARG_SPEC)
-    spec.update(
-        verdicts={"type": "list", "elements": "dict", "required": True},
-        apply={"type": "bool", "default": False},
-        bind_runtimeclasses={"type": "list", "elements": "str", "default": []},
-        label_prefix={"type": "str", "default": DEFAULT_LABEL_PREFIX},
-        request_timeout={"type": "int", "default": DEFAULT_REQUEST_TIMEOUT},
-    )
-    return spec
+    """node_handler_labels's options (kept for callers of this name; the spec is ``_specs/node_handler_labels.py``)."""
+    return get_node_handler_labels_argument_spec()["argument_spec"]
 
 
 def label_nodes(options, verdicts, bind_runtimeclasses=(), label_prefix=DEFAULT_LABEL_PREFIX, write=False,

@@ -5,12 +5,9 @@ changes, whatever the number of inventory hosts. Updates are conditional replace
 ``resourceVersion`` read), so a concurrent edit fails with 409 instead of being overwritten.
 """
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import normalise_runtimeclass
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import (
-    DEFAULT_PAGE_SIZE,
-    DEFAULT_REQUEST_TIMEOUT,
-    ApiSession,
-)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.limits import DEFAULT_PAGE_SIZE, DEFAULT_REQUEST_TIMEOUT
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.objects import normalise_runtimeclass
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.session import ApiSession
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._runtimeclass_plan import (
     desired_body,
     needed_change,

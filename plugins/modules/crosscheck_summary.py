@@ -20,6 +20,8 @@ description:
 version_added: 0.1.0
 author:
   - gpufleet platform team (@gpufleet)
+extends_documentation_fragment:
+  - gpufleet.runtime_gate._attributes
 options:
   hosts:
     description:
@@ -53,13 +55,13 @@ options:
 attributes:
   check_mode:
     support: full
-    description: Same result in check mode; the verdicts file and the reports are written in check mode too, since they change no host.
+    details: Same result in check mode; the verdicts file and the reports are written in check mode too, since they change no host.
   diff_mode:
     support: none
-    description: Nothing to diff.
+    details: Nothing to diff.
   idempotent:
     support: full
-    description: >-
+    details: >-
       Writes the same verdicts file for the same verdicts; each report run replaces the previous report
       (kept as C(report.prev.json)) and carries its own time.
   action:
@@ -94,8 +96,11 @@ table_lines:
   elements: str
 verdicts:
   description:
-    - Per host C(verdict), C(missing_handlers), C(required_handlers), C(loaded_runtimes), C(default_runtime),
-      C(containerd_version), C(reason), C(notes).
+    - Host name to its verdict, each with C(node), C(verdict) (C(OK), C(MISSING) or C(UNKNOWN)), C(lines),
+      C(missing_handlers), C(required_handlers), C(loaded_runtimes), C(configured_runtimes), C(default_runtime),
+      C(containerd_version), C(version_source), C(loaded_source), C(daemon_runtimes), C(reason), C(notes),
+      C(findings), C(missing_explained) and C(files_examined), as M(gpufleet.runtime_gate.handler_crosscheck) returns them;
+      a host that was not judged is C(UNKNOWN) with the reason.
   returned: always
   type: dict
 counts:

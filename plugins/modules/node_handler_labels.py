@@ -27,6 +27,7 @@ description:
   - Requests are one paginated list of Nodes (plus one of RuntimeClasses with O(bind_runtimeclasses)) and one write
     per changed Node or class, independent of the number of hosts. Run it once on the controller.
 extends_documentation_fragment:
+  - gpufleet.runtime_gate._attributes
   - gpufleet.runtime_gate.k8s_auth_options
   - gpufleet.runtime_gate.k8s_auth_options.request_timeout
 options:
@@ -60,13 +61,13 @@ options:
 attributes:
   check_mode:
     support: full
-    description: Reads the cluster and reports what would be labelled and bound (RV(changed) as with O(apply=true)), without writing.
+    details: Reads the cluster and reports what would be labelled and bound (RV(changed) as with O(apply=true)), without writing.
   diff_mode:
     support: full
-    description: Shows, per changed Node, its labels under O(label_prefix) before and after, and per bound class its nodeSelector.
+    details: Shows, per changed Node, its labels under O(label_prefix) before and after, and per bound class its nodeSelector.
   idempotent:
     support: full
-    description: A Node whose labels already match its verdict, and a class already bound, are not written.
+    details: A Node whose labels already match its verdict, and a class already bound, are not written.
 seealso:
   - module: gpufleet.runtime_gate.handler_crosscheck
   - module: gpufleet.runtime_gate.runtimeclass_apply
@@ -97,7 +98,7 @@ changed:
   type: bool
 applied:
   description: Whether writes were allowed (O(apply=true) and not check mode).
-  returned: always
+  returned: success, and when the verdicts, the classes named or the cluster fail the task
   type: bool
 msg:
   description: One line saying what was written, or in a dry run what would be.
@@ -186,6 +187,11 @@ api_requests:
   description: Requests sent to the API server.
   returned: success
   type: int
+http_status:
+  description: The HTTP status of the API server's answer that failed the task.
+  returned: on an API failure that had an HTTP status
+  type: int
+  sample: 409
 diff:
   description: Before and after of the changed Nodes' labels under O(label_prefix) and of the bound classes' nodeSelector.
   returned: in diff mode, when something changed
@@ -195,28 +201,21 @@ diff:
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._gate_labels_apply import (
-    argument_spec,
-    label_nodes,
-    summary_message,
-)
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import (
-    AUTH_ARG_SPEC,
-    HAS_KUBERNETES,
-    KUBERNETES_IMPORT_ERROR,
-    KubeAccessError,
-    insecure_warning,
-)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._gate_labels_apply import label_nodes, summary_message
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.auth import auth_options_of, insecure_warning
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.errors import KubeAccessError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.node_handler_labels import get_node_handler_labels_argument_spec
 
 
 def main():
-    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    module = AnsibleModule(**get_node_handler_labels_argument_spec())
     params = module.params
     if params["request_timeout"] < 1:
         module.fail_json(msg=f"request_timeout must be at least 1, not {params['request_timeout']}")
     if not HAS_KUBERNETES:
         module.fail_json(msg=missing_required_lib("kubernetes"), exception=KUBERNETES_IMPORT_ERROR)
-    auth_options = {name: params[name] for name in AUTH_ARG_SPEC}
+    auth_options = auth_options_of(params)
     if insecure_warning(auth_options):
         module.warn(insecure_warning(auth_options))
     applied = params["apply"] and not module.check_mode

@@ -22,6 +22,7 @@ description:
   - Requests are one paginated list plus one write per changed class, independent of the number of hosts.
   - Run it once on the controller (C(run_once) plus C(delegate_to=localhost)).
 extends_documentation_fragment:
+  - gpufleet.runtime_gate._attributes
   - gpufleet.runtime_gate.k8s_auth_options
   - gpufleet.runtime_gate.k8s_auth_options.request_timeout
 options:
@@ -75,13 +76,13 @@ options:
 attributes:
   check_mode:
     support: full
-    description: Reads the cluster and reports what would be created or updated, without writing.
+    details: Reads the cluster and reports what would be created or updated, without writing.
   diff_mode:
     support: full
-    description: Shows each created or updated class before and after, in the normalised shape of runtimeclass_info.
+    details: Shows each created or updated class before and after, in the normalised shape of runtimeclass_info.
   idempotent:
     support: full
-    description: A class equal to the desired one (quantities compared by value) is left alone.
+    details: A class equal to the desired one (quantities compared by value) is left alone.
 seealso:
   - module: gpufleet.runtime_gate.runtimeclass_info
   - module: gpufleet.runtime_gate.handler_crosscheck
@@ -141,63 +142,51 @@ runtimeclasses:
       type: str
 refused:
   description: The refusal sentences; the task fails when this is not empty.
-  returned: always
+  returned: success, and on refusal
   type: list
   elements: str
   sample: ["RuntimeClass 'nvidia' (handler 'nvdia'): no targeted node serves handler 'nvdia' (...); did you mean 'nvidia'?"]
 server:
   description: The API server written to; null when the plan was refused before the cluster was asked.
-  returned: always
+  returned: success, on refusal, and on an API failure when known
   type: str
 api_requests:
   description: Requests sent to the API server.
-  returned: always
+  returned: success, and on refusal
   type: int
+http_status:
+  description: The HTTP status of the API server's answer that failed the task.
+  returned: on an API failure that had an HTTP status
+  type: int
+  sample: 403
+diff:
+  description: Before and after of each created or updated class, in the normalised shape of runtimeclass_info.
+  returned: in diff mode, when something changed
+  type: dict
 """
-
-import copy
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import (
-    AUTH_ARG_SPEC,
-    HAS_KUBERNETES,
-    KUBERNETES_IMPORT_ERROR,
-    KubeAccessError,
-    insecure_warning,
-)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.auth import auth_options_of, insecure_warning
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.errors import KubeAccessError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._runtimeclass_apply import (
     apply_runtimeclasses,
     refusal_message,
     unjudged_warnings,
 )
-
-RUNTIMECLASS_SPEC = {
-    "name": {"type": "str", "required": True},
-    "handler": {"type": "str", "required": True},
-    "node_selector": {"type": "dict"},
-    "overhead_pod_fixed": {"type": "dict"},
-    "tolerations": {"type": "list", "elements": "dict"},
-}
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.runtimeclass_apply import get_runtimeclass_apply_argument_spec
 
 
 def main():
-    argument_spec = copy.deepcopy(AUTH_ARG_SPEC)
-    argument_spec.update(
-        runtimeclasses={"type": "list", "elements": "dict", "required": True, "options": RUNTIMECLASS_SPEC},
-        verdicts={"type": "list", "elements": "dict", "required": True},
-        nodes={"type": "list", "elements": "dict", "default": []},
-        request_timeout={"type": "int", "default": 30},
-        allow_unjudged_nodes={"type": "bool", "default": False},
-    )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    module = AnsibleModule(**get_runtimeclass_apply_argument_spec())
     params = module.params
     if params["request_timeout"] < 1:
         module.fail_json(msg=f"request_timeout must be at least 1, not {params['request_timeout']}")
     if not HAS_KUBERNETES:
         module.fail_json(msg=missing_required_lib("kubernetes"), exception=KUBERNETES_IMPORT_ERROR)
-    auth_options = {name: params[name] for name in AUTH_ARG_SPEC}
+    auth_options = auth_options_of(params)
     if insecure_warning(auth_options):
         module.warn(insecure_warning(auth_options))
     try:

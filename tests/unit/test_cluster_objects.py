@@ -5,7 +5,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils import _cluster_objects
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s import manifest as _cluster_objects
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import (
     normalise_cluster_objects,
     normalise_node,

@@ -6,13 +6,9 @@ import time
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import (
-    MAX_RETRY_AFTER,
-    THROTTLE_RETRIES,
-    ApiSession,
-    KubeAccessError,
-    _retry_after_seconds,
-)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.answers import retry_after_seconds as _retry_after_seconds
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.errors import KubeAccessError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.session import MAX_RETRY_AFTER, THROTTLE_RETRIES, ApiSession
 
 OPTIONS = {"host": "https://api.example:6443", "api_key": "unit-test-token-0f3e"}
 

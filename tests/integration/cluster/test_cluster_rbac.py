@@ -13,7 +13,8 @@ import pytest
 import yaml
 from kube_runs import VENV_BIN, ansible_env, assert_one_clear_failure, run_crosscheck, run_module
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import KubeAccessError, list_cluster_objects
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.errors import KubeAccessError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.lists import list_cluster_objects
 
 from support.paths import REPO_ROOT
 

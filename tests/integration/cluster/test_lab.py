@@ -14,7 +14,8 @@ from kube_runs import DEMO, ansible_env, assert_one_clear_failure, run_module
 from kubernetes import client as kube_client
 from kubernetes.client.exceptions import ApiException
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import ApiSession, build_api_client
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.client import build_api_client
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.session import ApiSession
 
 from .lab_plan import LAB_PODS, NAMESPACE, NODE_IPS, NODES, OVERHEAD, RUNTIME_HANDLERS, RUNTIMECLASSES, SCHEDULABLE, lab_pod
 

@@ -9,7 +9,8 @@ import time
 import pytest
 from kube_runs import DEMO_OK_HOSTS, assert_one_clear_failure, load_demo_cluster, run_crosscheck, run_module
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import KubeAccessError, list_cluster_objects
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.errors import KubeAccessError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.lists import list_cluster_objects
 from support.kube_fixtures import node, runtimeclass
 
 RUNTIMECLASSES = "RuntimeClasses (node.k8s.io/v1)"

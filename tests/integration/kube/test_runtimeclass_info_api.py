@@ -13,7 +13,8 @@ import yaml
 from kube_runs import ansible_env, assert_one_clear_failure
 from support.tools import require_command
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import KubeAccessError, list_cluster_objects
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.errors import KubeAccessError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.lists import list_cluster_objects
 from support.kube_fixtures import node, runtimeclass
 from support.kube_standin import make_tls_material
 

@@ -122,7 +122,7 @@ KILLED_MID_SESSION = """
 import os, signal, sys
 sys.path.insert(0, sys.argv[2])
 from kubernetes import client
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import ApiSession
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.session import ApiSession
 
 with ApiSession({"kubeconfig": sys.argv[1]}) as session:
     items = session.list_all("RuntimeClasses", client.NodeV1Api(session.client).list_runtime_class, 500,

@@ -1,0 +1,19 @@
+# Copyright: gpufleet platform team
+# Apache License 2.0 (see galaxy.yml)
+"""The one argument spec of crosscheck_summary: its action plugin validates with it, the contract test holds the
+module's DOCUMENTATION to it."""
+
+DEFAULT_VERDICT_VAR = "runtime_gate_verdict"
+
+
+def get_crosscheck_summary_argument_spec():
+    return {
+        "argument_spec": {
+            "hosts": {"type": "list", "elements": "str", "required": True},
+            "verdict_var": {"type": "str", "default": DEFAULT_VERDICT_VAR},
+            "verdicts_file": {"type": "path"},
+            "cluster_result": {"type": "dict"},
+            "report_dir": {"type": "path"},
+        },
+        "supports_check_mode": True,
+    }
