@@ -299,6 +299,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_eviden
     dropin_listings, find_executable, host_path, is_node_root, list_directory, read_text_file, run_command, runtime_binaries,
     walk_imports)
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_redaction import redact_evidence, redact_message, secrets_in
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.containerd_facts import get_containerd_facts_argument_spec
 
 DEFAULT_CONTAINERD = "containerd"
 # Beside a captured dump: what `containerd --version` printed on the machine that took it (inventory/demo/nodes/*).
@@ -468,22 +469,7 @@ def gather_surroundings(params, evidence):
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            containerd_bin=dict(type="str"),
-            config_path=dict(type="path", default="/etc/containerd/config.toml"),
-            host_root=dict(type="path"),
-            dump_file=dict(type="path"),
-            containerd_version=dict(type="str"),
-            timeout=dict(type="int", default=60),
-            dropin_dirs=dict(type="list", elements="path", default=["/etc/containerd/conf.d"]),
-            cdi_spec_dirs=dict(type="list", elements="path", default=["/etc/cdi", "/var/run/cdi"]),
-            daemon=dict(type="bool", default=True),
-            socket=dict(type="path", default="/run/containerd/containerd.sock"),
-            crictl_bin=dict(type="str", default="crictl"),
-        ),
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(**get_containerd_facts_argument_spec())
     host_root = module.params["host_root"]
     if host_root is not None and (not os.path.isabs(host_root) or not os.path.isdir(host_root)):
         module.fail_json(msg="host_root '%s' is not an existing directory given as an absolute path" % host_root)
