@@ -48,3 +48,36 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_binari
 )
 
 __metaclass__ = type
+
+__all__ = [
+    "parse_containerd_version",
+    "parse_version",
+    "between",
+    "relative_globs_from_cwd",
+    "MAX_CONFIG_TEXT_BYTES",
+    "MAX_SYMLINK_HOPS",
+    "PSEUDO_FILE_SYSTEMS",
+    "SYMLINK_LOOP",
+    "find_executable",
+    "run_command",
+    "start_command",
+    "finish_command",
+    "is_node_root",
+    "host_path",
+    "node_path_of",
+    "read_text_file",
+    "MAX_CONFIG_FILES",
+    "DAEMON_WORKING_DIRECTORY",
+    "non_magic_directory",
+    "walk_imports",
+    "expand_import",
+    "import_matches",
+    "MAX_LISTING_ENTRIES",
+    "DROPIN_TEXT_SUFFIXES",
+    "list_directory",
+    "dropin_listings",
+    "NODE_PATH_DIRS",
+    "shim_binary_name",
+    "stat_binary",
+    "runtime_binaries",
+]

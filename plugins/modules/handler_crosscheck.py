@@ -54,8 +54,8 @@ options:
         the action reads it as stored, instead of receiving it as O(cluster_result).
       - For many hosts and a large cluster; O(cluster_result) is templated and copied into every host's task (benchmarks/README.md).
       - A variable that does not exist (the C(localhost) play did not run) makes the verdict C(UNKNOWN).
-      - Deprecated, removed in 2.0.0 (a warning says so): the action reads another host's variables behind the task's back.
-        Pass the cluster as O(cluster_result), or judge each host with M(gpufleet.runtime_gate.node_crosscheck), which
+      - Deprecated, removed in 2.0.0 (a warning says so), because the action reads another host's variables behind the task's
+        back. Pass the cluster as O(cluster_result), or judge each host with M(gpufleet.runtime_gate.node_crosscheck), which
         gathers and judges in one task and reads the cluster once per host without copying it.
       - At most one of O(runtimeclasses), O(cluster_result) and O(cluster_result_var).
     type: str

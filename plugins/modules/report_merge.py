@@ -40,7 +40,7 @@ options:
     type: int
   cluster_result:
     description:
-      - The registered result of M(gpufleet.runtime_gate.runtimeclass_info): the cluster the fleet findings are computed against.
+      - The registered result of M(gpufleet.runtime_gate.runtimeclass_info), the cluster the fleet findings are computed against.
       - Absent or failed, the merged report says the cluster was not read and fails, as a single run does.
     type: dict
   report_dir:
@@ -68,8 +68,7 @@ attributes:
       - Each run writes new reports (a new C(generated_at)).
   action:
     support: full
-    details:
-      - Runs on the controller.
+    description: Runs on the controller.
 seealso:
   - module: gpufleet.runtime_gate.crosscheck_summary
   - module: gpufleet.runtime_gate.runtimeclass_info

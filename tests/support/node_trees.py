@@ -7,7 +7,6 @@ def write(path, text):
     return str(path)
 
 
-
 def executable(path, text="#!/bin/sh\nexit 1\n"):
     write(path, text)
     path.chmod(0o755)

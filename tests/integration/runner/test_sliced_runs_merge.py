@@ -50,6 +50,10 @@ def ansible_runner(data_dir, playbook, ident):
     return completed
 
 
+def read(report_dir):
+    return json.loads((report_dir / "report.json").read_text(encoding="utf-8"))
+
+
 def served_nowhere(report):
     return sorted((finding["code"], tuple(finding["handlers"])) for finding in report["fleet_findings"]
                   if finding["code"] == "HANDLER_SERVED_NOWHERE")
@@ -76,7 +80,6 @@ def runs(tmp_path_factory):
     merge_dir = private_data_dir(root / "merge", fleet, [], root / "merged-report",
                                  {"runtime_gate_slices_dir": str(slices_dir), "runtime_gate_slices": SLICES})
     merge = ansible_runner(merge_dir, "playbooks/merge_reports.yml", "merge")
-    read = lambda directory: json.loads((directory / "report.json").read_text(encoding="utf-8"))  # noqa: E731
     return {
         "slices": [read(slices_dir / f"slice-{number + 1}") for number in range(SLICES)],
         "unsliced": read(root / "unsliced-report"),
