@@ -69,6 +69,13 @@ BENCHMARK_ARGS ?= --hosts 200
 benchmark: venv system-packages components
 	benchmarks/crosscheck_scale $(BENCHMARK_ARGS)
 
+# Growth (not part of `make test`): one floor and one crosscheck run at 200 and at 1,000 local hosts, printing time per
+# host and the controller's peak RSS for each (benchmarks/README.md). About 15 minutes on 2 cores.
+.PHONY: benchmark-growth
+GROWTH_HOSTS ?= 200 1000
+benchmark-growth: venv system-packages components
+	benchmarks/crosscheck_scale --growth $(GROWTH_HOSTS)
+
 # Generated node config trees x every containerd release: our verdict against the real daemon (tools/differential).
 # `make test` runs 100 trees; this runs DIFFERENTIAL_TREES (1,000) and prints the totals.
 DIFFERENTIAL_TREES ?= 1000

@@ -3,20 +3,16 @@
 """Judges one node on the controller: containerd facts + RuntimeClasses + node labels → verdict."""
 
 from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._findings import explanation_lines
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge_gathered, passed
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._judge_action import judged_result, stored_cluster_result
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.handler_crosscheck import (
+    get_handler_crosscheck_argument_spec,
+)
 
-ARGUMENT_SPEC = dict(
-    facts=dict(type="dict"),
-    gather_result=dict(type="dict"),
-    runtimeclasses=dict(type="list", elements="dict"),
-    cluster_result=dict(type="dict"),
-    cluster_result_var=dict(type="str"),
-    nodes=dict(type="list", elements="dict"),
-    node_name=dict(type="str", required=True),
-    node_labels=dict(type="dict"),
-    fail_on_verdict=dict(type="bool", default=True),
+CLUSTER_RESULT_VAR_DEPRECATION = (
+    "handler_crosscheck's cluster_result_var reads localhost's variables behind the task's back; pass the cluster as "
+    "cluster_result, or judge each host with gpufleet.runtime_gate.node_crosscheck (one task per host, the cluster named once)"
 )
 
 
@@ -25,22 +21,12 @@ class ActionModule(ActionBase):
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
-        _validation, args = self.validate_argument_spec(
-            argument_spec=ARGUMENT_SPEC,
-            mutually_exclusive=[("facts", "gather_result"), ("runtimeclasses", "cluster_result", "cluster_result_var")],
-        )
-        judge_args = {name: args[name] for name in ARGUMENT_SPEC if name not in ("fail_on_verdict", "cluster_result_var")}
+        spec = get_handler_crosscheck_argument_spec()
+        spec.pop("supports_check_mode")
+        _validation, args = self.validate_argument_spec(**spec)
+        judge_args = {name: args[name] for name in ("facts", "gather_result", "runtimeclasses", "cluster_result", "nodes",
+                                                    "node_name", "node_labels")}
         if args["cluster_result_var"]:
-            # The stored value, not hostvars[...][...]: that templates and copies the whole cluster (every pod) into each
-            # host's task and its result, O(hosts x cluster) time and memory (benchmarks/README.md). It is data, not a template.
-            judge_args["cluster_result"] = task_vars["hostvars"].raw_get("localhost").get(args["cluster_result_var"])
-        verdict = judge_gathered(**judge_args)
-        result.update(verdict)
-        result["changed"] = False
-        result["passed"] = passed(verdict)
-        # A failed host's message carries its findings under the MISSING lines, so crosscheck.yml shows
-        # why without any playbook logic; `lines` stays the bare seed contract.
-        result["msg"] = "\n".join(verdict["lines"] + ([] if result["passed"] else explanation_lines(verdict)))
-        if args["fail_on_verdict"] and not result["passed"]:
-            result["failed"] = True
-        return result
+            Display().deprecated(CLUSTER_RESULT_VAR_DEPRECATION, version="2.0.0", collection_name="gpufleet.runtime_gate")
+            judge_args["cluster_result"] = stored_cluster_result(task_vars, args["cluster_result_var"])
+        return {**result, **judged_result(judge_args, fail_on_verdict=args["fail_on_verdict"])}

@@ -18,6 +18,8 @@ description:
     (ansible-core 2.19 prints both); it is kept when it adds anything, such as a traceback or help text.
   - Skipped hosts are not listed by default (O(display_skipped_hosts)), and a play's banner is printed only
     once the play shows something, so a play whose tasks were all skipped leaves no trace before the recap.
+  - A host that C(gpufleet.runtime_gate.node_crosscheck) fails is shown as its C(msg) only (its MISSING or UNKNOWN
+    lines and the findings that explain them), below C(-vv).
   - A C(run_once) C(debug) task whose C(msg) is a string (the fleet summary table) prints it as it is,
     line by line, under the task banner.
   - Select it with C(ANSIBLE_STDOUT_CALLBACK=gpufleet.runtime_gate.console) or C(stdout_callback) in ansible.cfg.
@@ -66,6 +68,8 @@ from ansible.plugins.callback.default import CallbackModule as DefaultCallbackMo
 
 # ansible-core 2.19 wraps a failure's own message in generic events ("Task failed.", "Action failed.").
 _GENERIC_EVENT_MSG = re.compile(r"^\w+ failed\.$")
+# Tasks whose failure is a host's verdict, all said by its msg (MISSING/UNKNOWN lines, then the findings).
+_VERDICT_ACTIONS = frozenset(("gpufleet.runtime_gate.node_crosscheck",))
 
 
 class CallbackModule(DefaultCallbackModule):
@@ -107,6 +111,13 @@ class CallbackModule(DefaultCallbackModule):
 
     def v2_runner_on_failed(self, result, ignore_errors=False):
         self._drop_repeated_error(result.result)
+        if result.task.resolved_action in _VERDICT_ACTIONS and isinstance(result.result.get("msg"), str) \
+                and self._display.verbosity < 2:
+            # The host's MISSING/UNKNOWN lines and findings are its msg; the rest of the verdict is for the
+            # registered result and the reports, not for the failure line (`-vv` shows it all).
+            message = result.result["msg"]
+            result.result.clear()
+            result.result["msg"] = message
         super().v2_runner_on_failed(result, ignore_errors)
 
     def v2_runner_on_unreachable(self, result):

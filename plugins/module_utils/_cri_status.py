@@ -20,7 +20,7 @@ from __future__ import absolute_import, division, print_function
 
 import os
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import find_executable, run_command
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_gather import find_executable, run_command
 
 __metaclass__ = type
 

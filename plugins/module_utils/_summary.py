@@ -45,6 +45,8 @@ REPORTED_FIELDS = {
     "missing_explained": {},
     # False: a dump judged without its host root, so "not explained" means "not looked for" (explanation_lines).
     "files_examined": None,
+    # What fleet_findings reads besides the runtimes: a merge of sliced runs recomputes them from the reports alone.
+    "node_runtime_handlers": None,
 }
 
 

@@ -54,6 +54,9 @@ options:
         the action reads it as stored, instead of receiving it as O(cluster_result).
       - For many hosts and a large cluster; O(cluster_result) is templated and copied into every host's task (benchmarks/README.md).
       - A variable that does not exist (the C(localhost) play did not run) makes the verdict C(UNKNOWN).
+      - Deprecated, removed in 2.0.0 (a warning says so), because the action reads another host's variables behind the task's
+        back. Pass the cluster as O(cluster_result), or judge each host with M(gpufleet.runtime_gate.node_crosscheck), which
+        gathers and judges in one task and reads the cluster once per host without copying it.
       - At most one of O(runtimeclasses), O(cluster_result) and O(cluster_result_var).
     type: str
   nodes:
@@ -91,6 +94,7 @@ attributes:
 seealso:
   - module: gpufleet.runtime_gate.containerd_facts
   - module: gpufleet.runtime_gate.runtimeclass_info
+  - module: gpufleet.runtime_gate.node_crosscheck
 """
 
 EXAMPLES = r"""

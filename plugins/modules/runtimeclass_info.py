@@ -272,8 +272,8 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import (
     HAS_YAML,
     YAML_IMPORT_ERROR,
-    read_manifest_file,
 )
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_file import cluster_file_result
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import (
     AUTH_ARG_SPEC,
@@ -306,11 +306,9 @@ def main():
         if not HAS_YAML:
             module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_IMPORT_ERROR)
         try:
-            cluster_objects = read_manifest_file(params["src"])
+            module.exit_json(**cluster_file_result(params["src"], include_nodes=params["nodes"], include_pods=params["pods"]))
         except RuntimeGateError as err:
             module.fail_json(msg=str(err), source={"type": "file", "path": params["src"]})
-        source = {"type": "file", "path": params["src"]}
-        api_requests = 0
     else:
         if not HAS_KUBERNETES:
             module.fail_json(msg=missing_required_lib("kubernetes"), exception=KUBERNETES_IMPORT_ERROR)

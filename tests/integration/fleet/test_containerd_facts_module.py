@@ -30,6 +30,13 @@ MODULE_ARGS = {
     "dump_file": "{{ runtime_gate_dump_file | default(omit) }}",
 }
 RUNC_V2 = "io.containerd.runc.v2"
+FACTS_PLAYBOOK = """\
+- hosts: gpu_nodes
+  gather_facts: false
+  tasks:
+    - gpufleet.runtime_gate.containerd_facts:
+        config_path: "{{ runtime_gate_containerd_config }}"
+"""
 NVIDIA_BINARY = "/usr/bin/nvidia-container-runtime"
 
 
@@ -246,12 +253,21 @@ def test_registry_credentials_never_leave_the_node(tmp_path, monkeypatch, run_cr
     monkeypatch.setenv("ANSIBLE_CACHE_PLUGIN_CONNECTION", str(cache_dir))
     run = run_crosscheck(fleet, "-vvv", "-e", f"runtime_gate_report_dir={report_dir}")
     assert run.returncode == 2, run.explain()  # the host is MISSING nvidia-cdi
+    # crosscheck.yml judges in the node's own task, which fails the host: its facts are not cached. The module
+    # alone sets them, so it runs here too, at -vvv into the same cache.
+    facts_playbook = tmp_path / "facts.yml"
+    facts_playbook.write_text(FACTS_PLAYBOOK, encoding="utf-8")
+    facts_run = subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), "-vvv", "-i", str(fleet.inventory_path),
+                                str(facts_playbook)], cwd=REPO_ROOT, capture_output=True, text=True, check=False, timeout=300,
+                               env=dict(os.environ, ANSIBLE_CONFIG=str(REPO_ROOT / "ansible.cfg"),
+                                        ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp")))
+    assert facts_run.returncode == 0, facts_run.stdout + facts_run.stderr
     # ansible-core 2.19's jsonfile cache: one file per host (a serialization prefix before the name), a JSON payload.
     (cache_file,) = cache_dir.glob(f"*{host.name}")
     cached = cache_file.read_text(encoding="utf-8")
     facts = json.loads(json.loads(cached)["__payload__"])["containerd"]
-    written = [run.stdout, run.stderr, cached, fleet.verdicts_path.read_text(encoding="utf-8")] + [
-        path.read_text(encoding="utf-8") for path in report_dir.iterdir()]
+    written = [run.stdout, run.stderr, facts_run.stdout, facts_run.stderr, cached,
+               fleet.verdicts_path.read_text(encoding="utf-8")] + [path.read_text(encoding="utf-8") for path in report_dir.iterdir()]
     for name, secret in SECRETS.items():
         assert not any(secret in text for text in written), f"{name} leaked"
     # The texts are still there, redacted, so the findings still read the files.

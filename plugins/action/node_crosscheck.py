@@ -1,0 +1,33 @@
+# Copyright: gpufleet platform team
+# Apache License 2.0 (see galaxy.yml)
+"""One task per host: gathers the node's containerd evidence (the containerd_facts node module), parses it and judges
+it here on the controller, and fails the host with its MISSING lines."""
+
+from ansible.errors import AnsibleConnectionFailure
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._gather_action import gather_containerd_facts
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._judge_action import judged_result, stored_cluster_result
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.node_crosscheck import (
+    get_node_crosscheck_argument_spec,
+)
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        spec = get_node_crosscheck_argument_spec()
+        spec.pop("supports_check_mode")
+        _validation, args = self.validate_argument_spec(**spec)
+        try:
+            gather_result = gather_containerd_facts(self, task_vars, dict(self._task.args))
+        except AnsibleConnectionFailure as error:
+            # An unreachable node is a verdict (UNKNOWN), not a missing one: the host fails with its UNKNOWN line.
+            gather_result = {"unreachable": True, "msg": str(error)}
+        judge_args = {name: args[name] for name in ("runtimeclasses", "cluster_result", "nodes", "node_name", "node_labels")}
+        judge_args["gather_result"] = gather_result
+        if args["runtimeclasses"] is None and args["cluster_result"] is None:
+            judge_args["cluster_result"] = stored_cluster_result(task_vars, args["cluster_result_var"])
+        return {**result, **judged_result(judge_args, fail_on_verdict=args["fail_on_verdict"])}

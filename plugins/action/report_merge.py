@@ -1,0 +1,64 @@
+# Copyright: gpufleet platform team
+# Apache License 2.0 (see galaxy.yml)
+"""Merges the report.json files of sliced runs into one fleet report, recomputing the fleet findings over all hosts."""
+
+from datetime import UTC, datetime
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._controller_paths import controller_path
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._report import report_lines, write_reports
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._report_merge import (
+    merge_slice_reports,
+    read_slice_report,
+    slice_report_paths,
+)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.report_merge import get_report_merge_argument_spec
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._summary import (
+    fleet_lines,
+    fleet_view,
+    summary_table,
+    verdict_counts,
+    write_verdicts_file,
+)
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        spec = get_report_merge_argument_spec()
+        spec.pop("supports_check_mode")
+        _validation, args = self.validate_argument_spec(**spec)
+        # Controller paths, relative to where ansible-playbook runs (this process's cwd), shown absolute.
+        for name in ("slices_dir", "report_dir", "verdicts_file"):
+            args[name] = controller_path(args[name])
+        reports = [controller_path(path) for path in args["reports"]] if args["reports"] is not None else None
+        try:
+            paths = slice_report_paths(reports, args["slices_dir"], args["expected_slices"])
+            verdicts, inventory_sources = merge_slice_reports({path: read_slice_report(path) for path in paths})
+            fleet = fleet_view(verdicts, args["cluster_result"])
+            generated_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            report, report_paths = write_reports(args["report_dir"], verdicts, fleet, generated_at=generated_at,
+                                                 inventory_sources=inventory_sources)
+            if args["verdicts_file"]:
+                write_verdicts_file(args["verdicts_file"], verdicts)
+        except RuntimeGateError as error:
+            raise AnsibleActionFail(str(error)) from None
+        result.update(
+            changed=True,
+            slice_reports=paths,
+            passed=report["passed"],
+            verdicts=verdicts,
+            counts=verdict_counts(verdicts),
+            cluster=fleet["cluster"],
+            fleet_findings=fleet["fleet_findings"],
+            overhead_findings=fleet["overhead_findings"],
+            report_paths=report_paths,
+            changed_hosts=report["changed_hosts"],
+            table_lines=summary_table(verdicts) + fleet_lines(fleet) + report_lines(report, report_paths),
+        )
+        return result

@@ -1,0 +1,293 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet platform team
+# Apache License 2.0 (see galaxy.yml)
+
+DOCUMENTATION = r"""
+---
+module: node_crosscheck
+short_description: Gather a node's loaded containerd configuration and judge it against the RuntimeClasses, in one task
+description:
+- M(gpufleet.runtime_gate.containerd_facts) and M(gpufleet.runtime_gate.handler_crosscheck) in one task per host, as C(playbooks/crosscheck.yml)
+  runs them.
+- Runs the C(containerd_facts) node module on the node (standard library only, one round trip), parses its evidence on the
+  controller, and judges it there against the RuntimeClasses, as M(gpufleet.runtime_gate.handler_crosscheck) does.
+- 'The verdict is C(OK), C(MISSING) or C(UNKNOWN) (facts or cluster data could not be gathered, or the host was unreachable:
+  the host then fails with its C(UNKNOWN=) line instead of being reported unreachable). C(MISSING) and C(UNKNOWN) fail the
+  host unless O(fail_on_verdict=false).'
+- The node options are those of M(gpufleet.runtime_gate.containerd_facts); the cluster options those of M(gpufleet.runtime_gate.handler_crosscheck).
+- The console callback (C(gpufleet.runtime_gate.console)) prints a failed host of this task as its RV(msg) only; the whole
+  verdict stays in the registered result.
+version_added: 0.2.0
+author:
+- gpufleet platform team (@gpufleet)
+extends_documentation_fragment:
+- gpufleet.runtime_gate._attributes
+- gpufleet.runtime_gate._attributes.INFO_MODULE
+options:
+  containerd_bin:
+    description:
+    - The containerd binary to run, a name looked up in E(PATH) or an absolute path. Unset (null or empty) means C(containerd).
+    - Required when O(host_root) is not C(/) and O(dump_file) is not given, as a wrapper that runs containerd on the node's
+      root (C(chroot), C(nsenter), C(inventory/demo/bin/containerd-at-etc)), because a bare containerd reads this machine's
+      C(/etc/containerd) (and silently dumps built-in defaults when it is absent) and would judge the wrong node. Without
+      it the module fails and says so.
+    - A compiled program (an ELF file, such as containerd itself) is refused there, since it cannot run containerd on another
+      root; the wrapper is a script.
+    type: str
+  config_path:
+    description:
+    - The root configuration file passed as C(--config); its raw text is collected too.
+    - A node path; its text is read under O(host_root).
+    type: path
+    default: /etc/containerd/config.toml
+  host_root:
+    description:
+    - The directory where the node's filesystem is visible to the module, as the node's C(/). C(/) on the node itself; C(/host)
+      when the module runs in a container with the host's root mounted there; or a copied node tree.
+    - The config files (O(config_path) and every file its C(imports) reach), the expansion of C(imports) globs, the listings
+      of O(dropin_dirs) and O(cdi_spec_dirs), and the stat of each runtime binary are all looked up under it. Paths stay node
+      paths (globs are evaluated under it, their matches reported as node paths); symbolic links are followed inside it.
+    - An absolute C(BinaryName) is looked for under it; a bare name (C(runc), a shim) in the node's standard E(PATH) directories
+      (C(/usr/local/sbin), C(/usr/local/bin), C(/usr/sbin), C(/usr/bin), C(/sbin), C(/bin)) under it, unless it is C(/), when
+      this machine's E(PATH) and the directory of O(containerd_bin) are searched.
+    - Not applied to O(containerd_bin), O(dump_file), O(socket) or O(crictl_bin), which are paths where the module runs. containerd
+      runs unchanged, with O(config_path) as given; when O(host_root) is not C(/) it gets the environment variable E(RUNTIME_GATE_HOST_ROOT)
+      set to it, so a wrapper (C(chroot), C(nsenter), a bind mount) can run it on the node's files. Such a wrapper must then
+      be given as O(containerd_bin), unless O(dump_file) is.
+    - Must be an existing directory.
+    - Default C(/) when containerd runs. With O(dump_file) and no O(host_root), no file of the node is read at all, because
+      a dump judged by itself may be another machine's capture, so this machine's C(/etc/containerd), drop-in and CDI dirs
+      and binaries say nothing about it (the evidence then says the files were not examined).
+    type: path
+  dump_file:
+    description:
+    - A file on the node holding the output of C(containerd config dump) to judge instead of running the binary.
+    - The running daemon is then not asked (O(daemon) is ignored), since the file may be another node's capture. The daemon's
+      view is reported as unknown with that reason, and the verdict is judged from the file.
+    - An empty string counts as unset.
+    - A file without the top-level C(version), C(root), C(state) and C(plugins) every dump prints (a C(config.toml), say)
+      fails the task instead of being judged as if containerd had loaded it alone.
+    - The binary is not run for it, not even for C(--version). The containerd release that printed the dump comes from O(containerd_version),
+      else from a file C(containerd-version.txt) beside the dump (what C(containerd --version) printed when it was taken),
+      else the controller infers the release family from the dump itself.
+    type: path
+  containerd_version:
+    description:
+    - The containerd release that printed O(dump_file) (C(1.7.35), or C(containerd --version) output). Only with O(dump_file).
+    type: str
+  timeout:
+    description:
+    - Seconds each containerd command may take before the gathering fails; also the limit for the CRI status call.
+    type: int
+    default: 60
+  dropin_dirs:
+    description:
+    - Drop-in directories to list besides the directory of each C(imports) glob, so files no pattern matches show up.
+    - The text of each regular C(*.toml) or C(*.conf) file in a listed directory that no C(imports) entry reached is read
+      too (same size limit as the config files, at most 200 files), so the controller can tell which missing handler such
+      a file defines.
+    type: list
+    elements: path
+    default:
+    - /etc/containerd/conf.d
+  cdi_spec_dirs:
+    description:
+    - CDI specification directories to list (what a C(*.cdi) runtime or the C(nvidia-cdi) handler needs).
+    type: list
+    elements: path
+    default:
+    - /etc/cdi
+    - /var/run/cdi
+  daemon:
+    description:
+    - Ask the running daemon for its CRI status (what it has loaded), over O(socket). Not with O(dump_file).
+    - Uses C(crictl info) when O(crictl_bin) is found, else a gRPC call through C(grpcio) when the node's Python can import
+      it, else records that neither is available (the daemon's view is then unknown, never assumed).
+    type: bool
+    default: true
+  socket:
+    description:
+    - containerd's gRPC socket. k3s and rke2 use C(/run/k3s/containerd/containerd.sock), k0s C(/run/k0s/containerd.sock).
+    type: path
+    default: /run/containerd/containerd.sock
+  crictl_bin:
+    description:
+    - The crictl binary, a name looked up in E(PATH) or an absolute path; when it is not found the gRPC client is used.
+    type: str
+    default: crictl
+  runtimeclasses:
+    description:
+    - RuntimeClasses as M(gpufleet.runtime_gate.runtimeclass_info) returns them; instead of O(cluster_result_var).
+    - At most one of O(runtimeclasses) and O(cluster_result).
+    type: list
+    elements: dict
+  cluster_result:
+    description:
+    - The registered result of M(gpufleet.runtime_gate.runtimeclass_info), instead of O(cluster_result_var); a failed result
+      makes the verdict C(UNKNOWN).
+    - Its C(nodes) are used to look up the node's labels unless O(nodes) or O(node_labels) is given.
+    - 'Templated into every host''s task: for a fleet, prefer O(cluster_result_var) (benchmarks/README.md).'
+    type: dict
+  cluster_result_var:
+    description:
+    - The name of the variable on C(localhost) that holds the registered result of M(gpufleet.runtime_gate.runtimeclass_info);
+      the action reads it as stored, once per host, without templating or copying it into the task (a registered result is
+      data, never a template).
+    - Used when neither O(runtimeclasses) nor O(cluster_result) is given. A variable that does not exist (the C(localhost)
+      play did not run, C(--limit)) makes the verdict C(UNKNOWN).
+    type: str
+    default: runtime_gate_cluster
+  nodes:
+    description:
+    - Nodes as M(gpufleet.runtime_gate.runtimeclass_info) returns them with C(nodes=true), to find O(node_name)'s labels.
+    type: list
+    elements: dict
+  node_name:
+    description:
+    - The Kubernetes Node name of this host.
+    type: str
+    required: true
+  node_labels:
+    description:
+    - The node's labels. Overrides the labels found in O(nodes) or O(cluster_result).
+    type: dict
+  fail_on_verdict:
+    description:
+    - Fail the host when the verdict is not C(OK); its C(msg) then holds its C(MISSING=)/C(UNKNOWN=) lines and the findings
+      that explain them.
+    type: bool
+    default: true
+attributes:
+  action:
+    support: full
+    description: The judgement runs on the controller.
+seealso:
+- module: gpufleet.runtime_gate.containerd_facts
+- module: gpufleet.runtime_gate.handler_crosscheck
+- module: gpufleet.runtime_gate.runtimeclass_info
+"""
+
+EXAMPLES = r"""
+- name: Judge each node; a node that does not serve its handlers fails with its MISSING lines
+  gpufleet.runtime_gate.node_crosscheck:
+    config_path: /etc/containerd/config.toml
+    node_name: "{{ inventory_hostname }}"
+    # localhost's variable holding runtimeclass_info's registered result (playbooks/crosscheck.yml's first play)
+    cluster_result_var: runtime_gate_cluster
+  register: runtime_gate_verdict
+
+- name: Judge a node from a captured dump against RuntimeClasses given inline
+  gpufleet.runtime_gate.node_crosscheck:
+    dump_file: /srv/captures/gpu-node-01/config-dump.toml
+    runtimeclasses: "{{ cluster.runtimeclasses }}"
+    node_name: gpu-node-01
+    node_labels:
+      nvidia.com/gpu.present: "true"
+    fail_on_verdict: false
+"""
+
+RETURN = r"""
+verdict:
+  description: C(OK), C(MISSING) or C(UNKNOWN).
+  returned: always
+  type: str
+  sample: MISSING
+passed:
+  description: Whether the verdict is C(OK).
+  returned: always
+  type: bool
+msg:
+  description:
+    - One C(MISSING=<handler>) line per missing handler, C(UNKNOWN=<reason>), or C(OK).
+    - When the verdict is not C(OK), the findings follow these lines, indented (code, severity, message, remedy, evidence).
+  returned: always
+  type: str
+  sample: "MISSING=nvidia\nMISSING=nvidia-cdi\n  DROPIN_NOT_IMPORTED (error): ..."
+lines:
+  description: The verdict lines of RV(msg) (without the findings) as a list.
+  returned: always
+  type: list
+  elements: str
+required_handlers:
+  description: Sorted handlers the cluster requires of the node. Empty when UNKNOWN.
+  returned: always
+  type: list
+  elements: str
+requirements:
+  description: Each required handler with what requires it (RuntimeClasses, the default runtime).
+  returned: always
+  type: list
+  elements: dict
+loaded_runtimes:
+  description: Sorted runtimes the CRI plugin serves; empty when it cannot run.
+  returned: always
+  type: list
+  elements: str
+configured_runtimes:
+  description: Sorted runtimes in the loaded configuration, served or not.
+  returned: always
+  type: list
+  elements: str
+missing_handlers:
+  description: Sorted required handlers that are not served.
+  returned: always
+  type: list
+  elements: str
+default_runtime:
+  description: The node's C(default_runtime_name); null when UNKNOWN.
+  returned: always
+  type: str
+containerd_version:
+  description: The node's containerd version when known.
+  returned: always
+  type: str
+node_labels_known:
+  description: Whether the node's labels were known; when false every scoped RuntimeClass counted as required.
+  returned: always
+  type: bool
+notes:
+  description: Sentences that qualify the verdict (unknown labels, a CRI plugin that cannot run).
+  returned: always
+  type: list
+  elements: str
+reason:
+  description: Why the node is not OK (the UNKNOWN cause, or why nothing is served); empty when OK.
+  returned: always
+  type: str
+findings:
+  description:
+    - Why handlers are missing or at risk, from the silent-failure catalogue (see docs/findings.md); errors first.
+    - Each has C(code), C(severity) (C(error) or C(warning)), C(host), C(message), C(remedy), C(evidence) (file, line, key,
+      containerd version...) and C(handlers) (the handlers it explains). Rules whose evidence the node did not send stay silent.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - code: IMPORT_GLOB_MATCHES_NOTHING
+      severity: error
+      host: gpu-node-02
+      message: imports pattern '/etc/containerd/conf.d/*.conf' in /etc/containerd/config.toml matches no file.
+      remedy: Change the pattern to match the drop-in files, or rename the files to match it.
+      evidence: {file: /etc/containerd/config.toml, line: 4, key: imports, pattern: /etc/containerd/conf.d/*.conf}
+      handlers: [nvidia, nvidia-cdi]
+missing_explained:
+  description: Each missing handler with the codes of the findings that explain it; C([NOT_CONFIGURED_ANYWHERE]) when no config file mentions it.
+  returned: always
+  type: dict
+  sample: {nvidia: [DROPIN_NOT_IMPORTED, IMPORT_GLOB_MATCHES_NOTHING], nvdia: [NOT_CONFIGURED_ANYWHERE]}
+daemon_runtimes:
+  description: The runtimes the running containerd serves (CRI status); null when its view is unknown.
+  returned: always
+  type: list
+  elements: str
+loaded_source:
+  description: C(daemon) when the loaded runtimes come from the running daemon, C(dump) when from C(containerd config dump); null when UNKNOWN.
+  returned: always
+  type: str
+node_runtime_handlers:
+  description: Named C(status.runtimeHandlers) of the Node object; null when the Node reports none (containerd 1.x, kubelet before 1.30).
+  returned: always
+  type: list
+  elements: str
+"""
