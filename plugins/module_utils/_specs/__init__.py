@@ -1,0 +1,2 @@
+# Copyright: gpufleet platform team
+# Apache License 2.0 (see galaxy.yml)
