@@ -73,6 +73,10 @@ def fleet_trees():
         # Item 9: nvidia-ctk configured it; its 99-nvidia.toml sorts after 99-gpufleet.toml.
         "nvidia-ctk": {"config.toml": kubeadm_root('["{tree}/conf.d/*.toml"]'),
                        "conf.d/99-nvidia.toml": NVIDIA_CTK_DROPIN},
+        # Item 10: an allowed default switch, then a run with the default left empty ("leave as is").
+        "default-switch": {"config.toml": kubeadm_root('["{tree}/conf.d/*.toml"]')},
+        # The NVIDIA preset and a kubespray containerd_additional_runtimes entry as input.
+        "kubespray-preset": {"config.toml": kubeadm_root('["{tree}/conf.d/*.toml"]')},
     }
 
 
@@ -93,10 +97,19 @@ def fleet(tmp_path_factory):
         tree = base / host
         s.write_tree(tree, files)
         (tree / "config.toml").chmod(0o600)
+        (tree / "conf.d").mkdir(exist_ok=True)
         (tree / "conf.d").chmod(0o750)
         hosts[host] = {"containerd_runtimes_config_path": str(tree / "config.toml"),
                        "containerd_runtimes_dropin_dir": str(tree / "conf.d"),
                        "containerd_runtimes_restart_command": [str(standin), str(base / f"{host}.restarts"), "ok"]}
+    for name in ("nvidia-container-runtime.cdi", "nvidia-container-runtime.legacy", "crun"):
+        s.make_executable(bin_dir / name, "#!/bin/sh\nexit 0\n")
+    hosts["default-switch"].update(containerd_runtimes_default_runtime="nvidia", containerd_runtimes_allow_default_change=True)
+    hosts["kubespray-preset"].update(
+        containerd_runtimes_presets=["nvidia"], containerd_runtimes_nvidia_binary_dir=str(bin_dir),
+        # kubespray's shape (docs/containerd.md): type, engine, root, options with "true"/"false" strings.
+        containerd_runtimes_runtimes=[{"name": "crun", "type": "io.containerd.runc.v2", "engine": "", "root": "",
+                                       "options": {"BinaryName": str(bin_dir / "crun"), "SystemdCgroup": "true"}}])
     inventory = base / "inventory.yml"
     group_vars = {"containerd_runtimes_runtimes": [{"name": "nvidia", "binary_name": str(first)}],
                   "containerd_runtimes_wait_command": ["true"]}
@@ -106,6 +119,7 @@ def fleet(tmp_path_factory):
     after_apply = {host: s.snapshot(base / host) for host in hosts}
     # A second change: the drop-in now exists, so a backup of it is made.
     group_vars["containerd_runtimes_runtimes"] = [{"name": "nvidia", "binary_name": str(second)}]
+    del hosts["default-switch"]["containerd_runtimes_default_runtime"]
     s.write_inventory(inventory, hosts, group_vars)
     runs["change"] = s.run_playbook(ROLE_PLAYBOOK, inventory, "--diff", "-vvv")
     runs["again"] = s.run_playbook(ROLE_PLAYBOOK, inventory, "--diff")
@@ -119,8 +133,9 @@ def nvidia_loaded(fleet, host):
 def test_every_run_passes(fleet):
     for name, run in fleet["runs"].items():
         assert run.returncode == 0, (name, run.explain())
-    assert {host: fleet["runs"]["again"].recap()[host]["changed"] for host in ("kubeadm", "nvidia-ctk")} == \
-        {"kubeadm": 0, "nvidia-ctk": 0}, fleet["runs"]["again"].explain()
+    hosts = ("kubeadm", "nvidia-ctk", "default-switch", "kubespray-preset")
+    assert {host: fleet["runs"]["again"].recap()[host]["changed"] for host in hosts} == dict.fromkeys(hosts, 0), \
+        fleet["runs"]["again"].explain()
 
 
 def test_an_existing_runtime_is_merged_not_replaced(fleet):
@@ -172,3 +187,72 @@ def test_nvidia_ctk_node_is_changed_out_of_the_box(fleet):
     assert nvidia["options"]["BinaryName"] == fleet["second"]
     assert nvidia["options"]["SystemdCgroup"] is True
     assert (fleet["base"] / "nvidia-ctk" / "conf.d" / "99-nvidia.toml").read_text() == NVIDIA_CTK_DROPIN
+
+
+def test_an_empty_default_runtime_leaves_the_switched_default_as_it_is(fleet):
+    """Item 10: documented "leave as is", it reverted the switch an earlier run was allowed to make."""
+    document = s.dump(fleet["base"] / "default-switch" / "config.toml")
+    assert document["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["default_runtime_name"] == "nvidia"
+
+
+def test_the_nvidia_preset_and_a_kubespray_entry(fleet):
+    runtimes = s.cri_runtimes(s.dump(fleet["base"] / "kubespray-preset" / "config.toml"))
+    bin_dir = Path(fleet["first"]).parent
+    for name, binary in (("nvidia", "nvidia-container-runtime"), ("nvidia-cdi", "nvidia-container-runtime.cdi"),
+                         ("nvidia-legacy", "nvidia-container-runtime.legacy")):
+        assert runtimes[name]["runtime_type"] == "io.containerd.runc.v2", name
+        # Started from runc's table, as nvidia-ctk does: the node's SystemdCgroup carries over.
+        options = runtimes[name]["options"]
+        assert (options["BinaryName"], options["SystemdCgroup"]) == (str(bin_dir / binary), True), name
+    assert runtimes["crun"]["options"] == {"BinaryName": str(bin_dir / "crun"), "SystemdCgroup": True}
+
+
+# --- refusals: each host fails with one clear message and its tree stays byte for byte ----------------------------
+
+REFUSALS = {
+    # Item 3: the refusal message suggests manage_root_config; it must not drop what root_settings do not name.
+    "managed-root": ({"containerd_runtimes_manage_root_config": True},
+                     ["oom_score: -999 -> 0", "debug.level: 'info' -> ''", "metrics.address: '127.0.0.1:1338' -> ''",
+                      "grpc.max_recv_message_size: 33554432 -> 16777216"]),
+    # Item 6: what the crosscheck would report as errors on the candidate.
+    "bogus-shim": ({"containerd_runtimes_runtimes": [{"name": "kata", "runtime_type": "io.containerd.bogus.v1"}]},
+                   ["RUNTIME_BINARY_MISSING: runtime 'kata' has runtime_type 'io.containerd.bogus.v1', whose shim "
+                    "containerd-shim-bogus-v1 is not an executable file on the node"]),
+    "string-bool": ({"containerd_runtimes_runtimes": [{"name": "nvidia", "options": {"SystemdCgroup": "yes"}}]},
+                    ["runtime 'nvidia' option 'SystemdCgroup' is 'yes', the runc shim reads a boolean"]),
+    # Item 10: why the name must end in .toml.
+    "conf-name": ({"containerd_runtimes_dropin_name": "99-gpufleet.conf"},
+                  ["must be a plain file name ending in .toml", "loads only .toml files"]),
+}
+
+
+@pytest.fixture(scope="module")
+def refusals(tmp_path_factory):
+    require_command("containerd", "containerd")
+    base = tmp_path_factory.mktemp("never-lose16-refusals")
+    hosts = {}
+    root = kubeadm_root('["{tree}/conf.d/*.toml"]').replace("oom_score = 0", "oom_score = -999").replace(
+        "max_recv_message_size = 16777216", "max_recv_message_size = 33554432")
+    root = root.replace('[debug]\n  address = ""\n  format = ""\n  gid = 0\n  level = ""',
+                        '[debug]\n  address = ""\n  format = ""\n  gid = 0\n  level = "info"')
+    root = root.replace('[metrics]\n  address = ""', '[metrics]\n  address = "127.0.0.1:1338"')
+    assert "level = \"info\"" in root and "127.0.0.1:1338" in root
+    for host, (host_vars, _needles) in REFUSALS.items():
+        s.write_tree(base / host, {"config.toml": root, "conf.d/10-unrelated.toml": "version = 2\n"})
+        hosts[host] = {"containerd_runtimes_config_path": str(base / host / "config.toml"),
+                       "containerd_runtimes_dropin_dir": str(base / host / "conf.d"),
+                       "containerd_runtimes_restart_command": ["false"], **host_vars}
+    s.write_inventory(base / "inventory.yml", hosts, {"containerd_runtimes_runtimes": [{"name": "nvidia"}],
+                                                      "containerd_runtimes_wait_command": ["true"]})
+    before = {host: s.snapshot(base / host) for host in REFUSALS}
+    run = s.run_playbook(ROLE_PLAYBOOK, base / "inventory.yml")
+    return {"base": base, "run": run, "before": before}
+
+
+@pytest.mark.parametrize("host", sorted(REFUSALS))
+def test_refused_with_a_clear_message_and_nothing_written(refusals, host):
+    run = refusals["run"]
+    assert run.recap()[host]["failed"] == 1, run.explain()
+    for needle in REFUSALS[host][1]:
+        assert needle in run.failures(host), run.failures(host)
+    assert s.snapshot(refusals["base"] / host) == refusals["before"][host]
