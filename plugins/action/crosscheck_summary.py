@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._change_rollout import rollout_annotations
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._controller_paths import controller_path
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._report import report_lines, write_reports
@@ -36,8 +37,10 @@ class ActionModule(ActionBase):
         hostvars = task_vars["hostvars"]
         registered = {host: hostvars[host].get(args["verdict_var"]) for host in args["hosts"]}
         verdicts = collect_verdicts(registered)
+        role_lines = rollout_annotations(verdicts, {host: hostvars[host] for host in args["hosts"]},
+                                         failure_var=args["role_failure_var"], reached_var=args["batch_reached_var"])
         fleet = fleet_view(verdicts, args["cluster_result"])
-        table_lines = summary_table(verdicts) + fleet_lines(fleet)
+        table_lines = summary_table(verdicts) + role_lines + fleet_lines(fleet)
         try:
             if args["verdicts_file"]:
                 write_verdicts_file(args["verdicts_file"], verdicts)

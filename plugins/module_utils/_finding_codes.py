@@ -25,6 +25,7 @@ _REGISTRY = (
     FindingCode("LEGACY_PLUGIN_KEY", "host", EITHER, "runtimes under a CRI plugin key this config version ignores"),
     FindingCode("V3_CONFIG_ON_1X", "host", EITHER, "a version 3 file (or 2.x runtime table) on containerd 1.x"),
     FindingCode("CRI_TABLE_REPLACED", "host", EITHER, "1.x: a later file replaces an earlier file's whole CRI table"),
+    FindingCode("ROOT_CRI_SETTING_SHADOWED", "host", (WARNING,), "1.x: a later file that carries the CRI table shadows an edit of the root's CRI settings"),
     FindingCode("MIXED_CONFIG_VERSIONS", "host", EITHER, "the root and a drop-in declare different config versions"),
     # host rules, runtimes and the daemon (_host_rules)
     FindingCode("DEFAULT_RUNTIME_UNDEFINED", "host", EITHER, "default_runtime_name names no loaded runtime"),

@@ -131,7 +131,9 @@ def input_errors(*, root_path, runtimes, dropin_dir, dropin_name, import_pattern
     errors.extend(_dropin_dir_errors(dropin_dir, root_path))
     if not _DROPIN_NAME.fullmatch(dropin_name):
         errors.append(f"containerd_runtimes_dropin_name {dropin_name!r} must be a plain file name ending in .toml "
-                      "(letters, digits, '.', '_' and '-', not starting with '.')")
+                      "(letters, digits, '.', '_' and '-', not starting with '.'): the role's import pattern "
+                      f"{posixpath.join(dropin_dir, '*.toml')} loads only .toml files, and a name ls shows plainly is one "
+                      "an operator finds")
     return errors
 
 
@@ -154,6 +156,9 @@ def _dropin_dir_errors(dropin_dir, root_path):
 def runtime_table(runtime):
     """The TOML table of one requested runtime: runtime_type, then options (BinaryName first)."""
     table = {"runtime_type": runtime.get("runtime_type") or DEFAULT_RUNTIME_TYPE}
+    for key in ("runtime_engine", "runtime_root", "base_runtime_spec"):
+        if runtime.get(key):
+            table[key] = runtime[key]
     options = {}
     if runtime.get("binary_name"):
         options["BinaryName"] = runtime["binary_name"]
@@ -236,6 +241,7 @@ def make_plan(
     current_default_runtime=None,
     glob_matches=None,
     imported_texts=None,
+    cri_settings=None,
 ):
     """The plan for one node; ``errors`` non-empty means: touch nothing.
 
@@ -363,13 +369,21 @@ def make_plan(
 
     requested = {runtime["name"]: runtime_table(runtime) for runtime in runtimes}
     if config_version == 2:
-        dropin_document = _carry_cri_table(plan, order, documents, dropin_path, requested, default_runtime)
+        # A managed root whose root_settings name a default names it as an input: that one is written, not today's.
+        settings_name_default = manage_root_config and _sets_default_in(root_settings)
+        dropin_document = _carry_cri_table(plan, order, documents, dropin_path, requested, default_runtime,
+                                           None if settings_name_default else current_default_runtime,
+                                           inherits={r["name"]: r["inherit"] for r in runtimes if r.get("inherit")},
+                                           cri_settings=cri_settings)
     else:
         containerd_table = {}
         if default_runtime:
             containerd_table["default_runtime_name"] = default_runtime
+        elif current_default_runtime and _sets_default(imported_texts.get(dropin_path)):
+            # "Leave it as it is": an earlier run's drop-in set today's default; rewritten without it, it would revert.
+            containerd_table["default_runtime_name"] = current_default_runtime
         containerd_table["runtimes"] = requested
-        dropin_document = {"version": dropin_version, "plugins": {cri_plugin: {"containerd": containerd_table}}}
+        dropin_document = {"version": dropin_version, "plugins": {cri_plugin: {**(cri_settings or {}), "containerd": containerd_table}}}
         if default_runtime and default_runtime not in requested:
             plan["notes"].append(f"default runtime {default_runtime!r} must come from another file; the dump proves it")
     if errors:
@@ -407,9 +421,10 @@ def _unwritable_runtime_errors(runtimes):
     return errors
 
 
-def _carry_cri_table(plan, order, documents, dropin_path, requested, default_runtime):
+def _carry_cri_table(plan, order, documents, dropin_path, requested, default_runtime, current_default_runtime=None,
+                     inherits=None, cri_settings=None):
     """containerd 1.x: each file's ``plugins.<id>`` table replaces the earlier one whole (§2), so the
-    drop-in carries the complete CRI table loaded before it, with the requested runtimes set in it."""
+    drop-in carries the complete CRI table loaded before it, with the requested runtimes merged into it."""
     position = order.index(dropin_path)
     shadowing = [path for path in order[position + 1:] if _declares_cri(documents.get(path))]
     if shadowing:
@@ -426,15 +441,30 @@ def _carry_cri_table(plan, order, documents, dropin_path, requested, default_run
         return None
     # Every CRI table loaded before the drop-in, merged key by key in load order (later wins, arrays
     # replaced): what the files declare survives even where 1.x itself would have dropped a table.
-    base = {}
-    for path in sources:
-        _deep_merge(base, documents[path]["plugins"][CRI_PLUGIN_V2])
+    # containerd 1.x replaces a plugin's table whole with each later file's (§2): what is loaded before the drop-in is
+    # the last source's table, exactly; merging the earlier ones in would bring back settings a later file (nvidia-ctk's
+    # 99-nvidia.toml) shadows today, a change the inputs do not name.
+    base = copy.deepcopy(documents[sources[-1]]["plugins"][CRI_PLUGIN_V2]) if sources else {}
     containerd_table = base.setdefault("containerd", {})
     runtimes = containerd_table.setdefault("runtimes", {})
     preserved = sorted(name for name in runtimes if name not in requested)
-    runtimes.update(copy.deepcopy(requested))
+    merged = sorted(name for name in requested if isinstance(runtimes.get(name), dict))
+    for name, table in requested.items():
+        # A requested runtime merges into its existing definition: keys the inputs do not name (pod_annotations,
+        # SystemdCgroup...) stay loaded, the named ones take the requested value. A new one inheriting (the NVIDIA
+        # preset) starts from a copy of that runtime's table, as nvidia-ctk does.
+        existing = runtimes.get(name) if isinstance(runtimes.get(name), dict) else None
+        if existing is None:
+            existing = runtimes.get((inherits or {}).get(name)) if isinstance(runtimes.get((inherits or {}).get(name)), dict) else {}
+        runtimes[name] = _deep_merge(copy.deepcopy(existing), table)
+    base.update(cri_settings or {})
     if default_runtime:
         containerd_table["default_runtime_name"] = default_runtime
+    elif current_default_runtime and current_default_runtime in runtimes:
+        # No default requested means "leave it as it is": the default loaded today, even when an earlier run of the
+        # role set it in the drop-in this table is rebuilt without.
+        if (containerd_table.get("default_runtime_name") or BUILTIN_DEFAULT_RUNTIME) != current_default_runtime:
+            containerd_table["default_runtime_name"] = current_default_runtime
     effective_default = containerd_table.get("default_runtime_name") or BUILTIN_DEFAULT_RUNTIME
     if effective_default not in runtimes:
         if effective_default != BUILTIN_DEFAULT_RUNTIME:
@@ -442,15 +472,38 @@ def _carry_cri_table(plan, order, documents, dropin_path, requested, default_run
                 f"default runtime {effective_default!r} is not defined in the CRI table the drop-in carries"
             )
             return None
-        # go-toml v1 builds a fresh map for a present `runtimes` table, dropping the built-in runc (§2).
-        runtimes[BUILTIN_DEFAULT_RUNTIME] = {"runtime_type": DEFAULT_RUNTIME_TYPE}
-        plan["notes"].append("runc is written explicitly: any runtimes table hides the built-in one on 1.x")
+        # go-toml v1 builds a fresh map for a present `runtimes` table, dropping the built-in runc (§2). A file that
+        # shadows the root's CRI table (nvidia-ctk's drop-in) leaves the node without runc, its CRI plugin failing:
+        # the root's own runc definition, where it has one, comes back with its settings (SystemdCgroup).
+        defined = [documents[path]["plugins"][CRI_PLUGIN_V2].get("containerd", {}).get("runtimes", {}).get(BUILTIN_DEFAULT_RUNTIME)
+                   for path in sources]
+        defined = [table for table in defined if isinstance(table, dict)]
+        runtimes[BUILTIN_DEFAULT_RUNTIME] = copy.deepcopy(defined[-1]) if defined else {"runtime_type": DEFAULT_RUNTIME_TYPE}
+        plan["restored_runtimes"] = [BUILTIN_DEFAULT_RUNTIME]
+        plan["notes"].append("runc is written explicitly: any runtimes table hides the built-in one on 1.x"
+                             + (" (its definition taken from the file that a later CRI table shadows)" if defined else ""))
     plan["notes"].append(
-        f"containerd 1.x: the drop-in carries the whole CRI table merged from {', '.join(sources) or 'the built-in defaults'}"
+        f"containerd 1.x: the drop-in carries the whole CRI table of {sources[-1] if sources else 'the built-in defaults'}"
         + (f", keeping runtimes {', '.join(preserved)}" if preserved else "")
+        + (f"; merged into the existing definition of {', '.join(merged)}" if merged else "")
     )
-    plan["carried_from"] = sources
+    plan["carried_from"] = sources[-1:]
     return {"version": 2, "plugins": {CRI_PLUGIN_V2: base}}
+
+
+def _sets_default(text):
+    """Whether a drop-in text sets ``default_runtime_name`` (any version's CRI key)."""
+    try:
+        return _sets_default_in(tomllib.loads(text or ""))
+    except tomllib.TOMLDecodeError:
+        return False
+
+
+def _sets_default_in(document):
+    plugins = (document or {}).get("plugins") or {}
+    return isinstance(plugins, dict) and any(
+        isinstance(table, dict) and isinstance(table.get("containerd"), dict) and "default_runtime_name" in table["containerd"]
+        for table in plugins.values())
 
 
 def _deep_merge(into, table):
@@ -477,8 +530,11 @@ def restore_plan(written, failed_result=None):
         path = item.get("path") if isinstance(item, dict) else None
         if not path:
             continue
-        if result.get("backup_file"):
-            restore.append({"path": path, "backup": result["backup_file"], "delete": False})
+        # The role backs a file up before writing it (``item.backup``, outside every import pattern); results of copy's
+        # own ``backup: true`` (``backup_file``) are still read.
+        backup = item.get("backup") or result.get("backup_file")
+        if backup and result.get("changed"):
+            restore.append({"path": path, "backup": backup, "delete": False})
         elif result.get("changed"):
             restore.append({"path": path, "backup": None, "delete": True})
     failure_msg = None

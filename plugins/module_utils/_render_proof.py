@@ -64,6 +64,7 @@ def judge_candidate(plan, dump_text, *, source_name, current_facts=None, current
     if candidate_default != plan.get("current_default_runtime") and not plan.get("allow_default_change"):
         errors.append(default_change_error(plan, candidate_default))
     if current_facts:
+        plan["repaired_runtimes"] = [name for name in plan.get("restored_runtimes") or () if name not in current_facts["runtimes"]]
         current_served, _reason = served_runtimes(current_facts)
         for name in current_served:
             if name in plan["expected"]["runtimes"]:
@@ -71,7 +72,9 @@ def judge_candidate(plan, dump_text, *, source_name, current_facts=None, current
             if name not in served:
                 errors.append(f"runtime {name!r} is served today and would not be after the change")
             elif _set_options(loaded[name]["options"]) != _set_options(current_facts["runtimes"][name]["options"]):
-                errors.append(f"runtime {name!r} would lose its options {_set_options(current_facts['runtimes'][name]['options'])}")
+                errors.append(f"runtime {name!r} would change its options from "
+                              f"{_set_options(current_facts['runtimes'][name]['options'])} to {_set_options(loaded[name]['options'])}, "
+                              "which the inputs do not name")
     if current_dump_text is not None:
         # Nothing the node loads today may change unless the inputs name it: every key, not only the runtimes.
         named = named_by_plan(plan, (CRI_PLUGIN_V2, CRI_RUNTIME_PLUGIN_V3), root_setting_paths)

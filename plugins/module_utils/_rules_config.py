@@ -10,7 +10,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._config_file
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import CRI_PLUGIN_V2, CRI_RUNTIME_PLUGIN_V3
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._goglob import GlobPatternError, match
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import between
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import ERROR, make_finding
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import ERROR, WARNING, make_finding
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._host_context import (
     listings,
     relative_globs_from_cwd,
@@ -133,7 +133,7 @@ def version_rules(context):
     if context.major is None or not context.loaded_files:
         return []
     if context.major == 1:
-        return _v3_on_1x(context) + _cri_table_replaced(context) + _uri_keys_in_v1_config(context)
+        return _v3_on_1x(context) + _cri_table_replaced(context) + _root_cri_setting_shadowed(context) + _uri_keys_in_v1_config(context)
     return _legacy_plugin_key(context) + _mixed_versions(context)
 
 
@@ -204,6 +204,44 @@ def _cri_table_replaced(context):
                     findings.append(_replaced_finding(context, plugin_key, previous, config_file, dropped))
             previous = config_file
     return findings
+
+
+def _root_cri_setting_shadowed(context):
+    # 1.x: the last file declaring the CRI table wins it whole (§2). A drop-in that carries the root's CRI table (the
+    # containerd_runtimes role's, 1.x) hides every later edit of the root's CRI settings by kubeadm, kubespray or
+    # nvidia-ctk: the root says one value, containerd keeps loading the drop-in's.
+    files = context.loaded_files
+    if not files or files[0].plugin_table(CRI_PLUGIN_V2) is None:
+        return []
+    root = files[0]
+    winner = next((config_file for config_file in reversed(files[1:]) if config_file.plugin_table(CRI_PLUGIN_V2) is not None), None)
+    if winner is None:
+        return []
+    root_values, winner_values = _leaf_values(root.plugin_table(CRI_PLUGIN_V2)), _leaf_values(winner.plugin_table(CRI_PLUGIN_V2))
+    shadowed = sorted(path for path in root_values if path in winner_values and root_values[path] != winner_values[path])
+    if not shadowed:
+        return []
+    key = toml_key("plugins", CRI_PLUGIN_V2)
+    return [make_finding(
+        "ROOT_CRI_SETTING_SHADOWED", WARNING,
+        f"{root.path} sets {', '.join(shadowed[:5])}{' ...' if len(shadowed) > 5 else ''} in {key}, but {winner.path} "
+        f"declares that table too and containerd {context.version_text} loads its value instead: an edit of the root's "
+        "CRI settings (kubeadm, kubespray, nvidia-ctk) does not take effect.",
+        f"Make the same edit in {winner.path}, or run the containerd_runtimes role again so its drop-in carries the root's new values.",
+        context.evidence(file=winner.path, line=winner.line_of("plugins", CRI_PLUGIN_V2), key=key, root=root.path,
+                         shadowed_settings=shadowed[:20]),
+        [],
+    )]
+
+
+def _leaf_values(table, prefix=()):
+    values = {}
+    for key, value in (table or {}).items():
+        if isinstance(value, dict) and value:
+            values.update(_leaf_values(value, prefix + (key,)))
+        else:
+            values[".".join(prefix + (key,))] = value
+    return values
 
 
 def _replaced_finding(context, plugin_key, previous, config_file, dropped):

@@ -38,10 +38,12 @@ author:
 options:
   runtimes:
     description:
-      - The runtimes the node must serve.
+      - The runtimes the node must serve (with O(presets), at least one in all). kubespray's C(containerd_additional_runtimes)
+        entries are accepted as they are; option values C("true")/C("false") become booleans, as kubespray writes them.
+      - On containerd 1.x a runtime the node already defines is merged with that definition (keys not named here stay).
     type: list
     elements: dict
-    required: true
+    default: []
     suboptions:
       name:
         description:
@@ -50,9 +52,23 @@ options:
         required: true
       runtime_type:
         description:
-          - The containerd shim.
+          - The containerd shim (default C(io.containerd.runc.v2)); its shim binary must be on the node.
         type: str
-        default: io.containerd.runc.v2
+        aliases: [type]
+      runtime_engine:
+        description:
+          - kubespray's C(engine); written only when not empty.
+        type: str
+        aliases: [engine]
+      runtime_root:
+        description:
+          - kubespray's C(root); written only when not empty.
+        type: str
+        aliases: [root]
+      base_runtime_spec:
+        description:
+          - The runtime's base OCI spec; a relative path is taken from the directory of O(config_path).
+        type: str
       binary_name:
         description:
           - C(options.BinaryName), the OCI runtime binary the shim runs.
@@ -62,6 +78,28 @@ options:
           - Further runtime options, for example C(SystemdCgroup).
         type: dict
         default: {}
+  presets:
+    description:
+      - C(nvidia) adds C(nvidia), C(nvidia-cdi) and C(nvidia-legacy) as C(nvidia-ctk runtime configure) writes them.
+    type: list
+    elements: str
+    choices: [nvidia]
+    default: []
+  nvidia_binary_dir:
+    description:
+      - Directory of the preset's C(nvidia-container-runtime) binaries.
+    type: str
+    default: /usr/bin
+  enable_cdi:
+    description:
+      - The CRI plugin's C(enable_cdi); unset leaves it as it is.
+    type: bool
+  backup_dir:
+    description:
+      - Directory of the backups RV(backups) names; empty means C(.runtime-gate-backups) next to O(dropin_dir).
+        Refused when an import entry of the node would load a backup.
+    type: str
+    default: ""
   dropin_dir:
     description:
       - Directory of the drop-in; absolute, and the directory of O(config_path) or below it.
@@ -70,8 +108,9 @@ options:
   dropin_name:
     description:
       - File name of the drop-in (letters, digits, C(.), C(_) and C(-), ending in C(.toml), not starting with C(.)).
+      - Empty means C(99-gpufleet.toml), or C(99-zz-gpufleet.toml) where nvidia-ctk's C(99-nvidia.toml) is loaded.
     type: str
-    default: 99-gpufleet.toml
+    default: ""
   import_pattern:
     description:
       - The absolute import added to the root's C(imports) when no entry matches the drop-in. Default C(<dropin_dir>/*.toml).
@@ -149,7 +188,8 @@ EXAMPLES = r"""
 
 RETURN = r"""
 files:
-  description: The files to write, drop-in first, root last, each with C(path), C(content) and C(changed).
+  description: The files to write, drop-in first, root last, each with C(path), C(content) (the real text, credentials
+    included), C(changed), C(mode), C(owner), C(group) (null - keep the file's own) and C(backup) (null when none).
   returned: success
   type: list
   elements: dict
@@ -168,6 +208,40 @@ proof:
   type: dict
 verify_runtimeclasses:
   description: One RuntimeClass-shaped entry per requested runtime, for M(gpufleet.runtime_gate.handler_crosscheck) after a restart.
+  returned: success
+  type: list
+  elements: dict
+refused:
+  description: "Whether the plan or its proof refused the change (the role registers the result with no_log and fails on it)."
+  returned: always
+  type: bool
+shown:
+  description: "What the role shows of the plan, credentials redacted: message, notes, warnings, the loaded configuration's change."
+  returned: success
+  type: list
+  elements: str
+diff_lines:
+  description: The unified diff of every file that changes, credentials redacted.
+  returned: success
+  type: list
+  elements: str
+loaded_changes:
+  description: "Every key of the loaded configuration (C(config dump)) the change sets, C(key: before -> after), credentials redacted."
+  returned: success
+  type: list
+  elements: str
+backups:
+  description: C(path) and C(backup) of each file that changes and exists (paths only).
+  returned: success
+  type: list
+  elements: dict
+prune_backups:
+  description: Older backups to remove (the last 3 per file are kept).
+  returned: success
+  type: list
+  elements: str
+create_dirs:
+  description: Missing directories to create, each with C(path), C(mode) and C(remove_on_rollback).
   returned: success
   type: list
   elements: dict

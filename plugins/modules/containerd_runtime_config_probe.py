@@ -59,6 +59,12 @@ options:
     type: list
     elements: str
     default: []
+  list_dirs:
+    description:
+      - O(mode=gather) only. Directories whose entry names are returned in RV(listings) (the role's backup directory).
+    type: list
+    elements: str
+    default: []
   files:
     description:
       - O(mode=validate) only. Candidate files, path to text.
@@ -124,6 +130,15 @@ texts:
 dump:
   description: C(rc), C(stdout), C(stderr) of the C(config dump) run; null when the root does not exist.
   returned: always
+  type: dict
+stats:
+  description: C(mode) (octal string), C(uid) and C(gid) of the root, every matched file, every O(write_paths) entry and
+    its directory; null for a path that does not exist.
+  returned: O(mode=gather)
+  type: dict
+listings:
+  description: For each of O(list_dirs), the sorted entry names; null when the directory does not exist.
+  returned: O(mode=gather)
   type: dict
 binaries:
   description: For each of O(binaries), null when it is an executable file, else why not.
@@ -196,6 +211,22 @@ def _why_not_writable(path):
     return None
 
 
+def _stat(path):
+    """``{"mode": "0600", "uid", "gid"}`` of ``path``, or None when it does not exist: written files keep them."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return {"mode": "%04o" % (status.st_mode & 0o7777), "uid": status.st_uid, "gid": status.st_gid}
+
+
+def _listing(path):
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return None
+
+
 def _expand(patterns, importer, version):
     """Each pattern, as an ``imports`` entry of ``importer``, mapped to the files containerd ``version`` loads for it."""
     globs, errors = {}, []
@@ -233,8 +264,12 @@ def gather(module, binary):
     dump = None
     if root_text is not None:
         dump = _run([binary, "--config", config_path, "config", "dump"], params["timeout"])
+    stat_paths = [config_path] + list(texts) + list(params["write_paths"])
+    stat_paths += [os.path.dirname(path) for path in params["write_paths"]] + list(params["list_dirs"])
     module.exit_json(
         changed=False,
+        stats=dict((path, _stat(path)) for path in stat_paths),
+        listings=dict((path, _listing(path)) for path in params["list_dirs"]),
         version_text=version["stdout"].strip() if version["rc"] == 0 else None,
         version_error=None if version["rc"] == 0 else version["stderr"] or "exit %s" % version["rc"],
         root_text=root_text,
@@ -285,6 +320,7 @@ def main():
             patterns=dict(type="list", elements="str", default=[]),
             write_paths=dict(type="list", elements="str", default=[]),
             binaries=dict(type="list", elements="str", default=[]),
+            list_dirs=dict(type="list", elements="str", default=[]),
             files=dict(type="dict", default={}),
             copy_files=dict(type="dict", default={}),
             timeout=dict(type="int", default=60),

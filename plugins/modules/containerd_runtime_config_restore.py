@@ -27,6 +27,17 @@ options:
     description:
       - The failed task's result (C(ansible_failed_result)) when writing failed; each failed item's C(msg) goes into RV(failure_msg).
     type: dict
+  created_dirs:
+    description:
+      - The registered result of the role's loop that created missing directories; each one it created and marked
+        C(remove_on_rollback) is listed in RV(remove_dirs).
+    type: dict
+    default: {}
+  rollback:
+    description:
+      - After a failed restart or verification, C(host), C(failed_task), C(failed_result) (with the command's stderr),
+        C(restart_result) and C(wait_result) of the restart on the restored files; gives RV(rollback_msg).
+    type: dict
 attributes:
   check_mode:
     support: full
@@ -60,5 +71,14 @@ restore:
 failure_msg:
   description: Why writing failed (every failed item's message); null without O(failed_result).
   returned: always
+  type: str
+remove_dirs:
+  description: Directories the role created that a rollback removes again (when empty).
+  returned: always
+  type: list
+  elements: str
+rollback_msg:
+  description: What failed, that the previous files were restored, and whether containerd answers again or is down on the host.
+  returned: when O(rollback) is given
   type: str
 """

@@ -52,6 +52,16 @@ options:
         directory ansible-playbook runs in.
       - An existing C(report.json) is first kept as C(report.prev.json).
     type: path
+  role_failure_var:
+    description:
+      - Name of a host variable holding the failure of a change made before the check (C(rollout.yml) sets it when the
+        role C(containerd_runtimes) failed on the host); the summary names such hosts and the role's message.
+    type: str
+  batch_reached_var:
+    description:
+      - Name of a host variable set when the host's batch started (C(rollout.yml)); hosts without it are shown as
+        waiting for their batch rather than C(UNKNOWN).
+    type: str
 attributes:
   check_mode:
     support: full

@@ -14,6 +14,9 @@ def get_crosscheck_summary_argument_spec():
             "verdicts_file": {"type": "path"},
             "cluster_result": {"type": "dict"},
             "report_dir": {"type": "path"},
+            # rollout.yml: the variable holding a host's role failure, and the one set when its batch started.
+            "role_failure_var": {"type": "str"},
+            "batch_reached_var": {"type": "str"},
         },
         "supports_check_mode": True,
     }

@@ -72,12 +72,14 @@ def make_executable(path: Path, text: str) -> Path:
 
 def service_standin(bin_dir: Path) -> Path:
     """Stand-in for `systemctl restart containerd` (no systemd here): logs each call to $1, then per mode $2
-    succeeds, fails, or (``race``) writes file $3 with text $4 as another agent might during a restart."""
+    succeeds, fails (every time, or ``fail-once``: only the first), or (``race``) writes file $3 with text $4 as another
+    agent might during a restart."""
     return make_executable(bin_dir / "service-standin", """#!/bin/sh
 log=$1 mode=$2
 echo restart >> "$log"
 case $mode in
   fail) echo "Job for containerd.service failed" >&2; exit 1 ;;
+  fail-once) [ "$(wc -l < "$log")" -gt 1 ] || { echo "Job for containerd.service failed" >&2; exit 1; } ;;
   race) [ -e "$3" ] || printf '%s\\n' "$4" > "$3" ;;
 esac
 exit 0

@@ -178,7 +178,14 @@ FAULTS = {
     "unmanaged-dropin": ({"conf.d/50-vendor.toml": 'version = 2\n\n[plugins."io.containerd.internal.v1.opt"]\n  path = "/srv/opt"\n'},
                          {}, "the loaded configuration would change plugins.io.containerd.internal.v1.opt.path: "
                              "'/opt/containerd' -> '/srv/opt', which the inputs do not name"),
-    "restart-fails": ({}, {"restart_mode": "fail"}, "Restart containerd failed after the restart, the previous files were restored"),
+    # The restart fails, the one on the restored files works: say both, with the failed command's stderr.
+    "restart-fails": ({}, {"restart_mode": "fail-once"},
+                      "Restart containerd failed after the change: non-zero return code: Job for containerd.service failed. "
+                      "The previous files were restored and containerd answers again on restart-fails."),
+    # containerd does not come back on the restored files either: never "restored" alone.
+    "stays-down": ({}, {"restart_mode": "fail"}, "The previous files were restored, but containerd is down on stays-down"),
+    # conf.d did not exist: the role creates it, and removes it again on the rollback.
+    "no-dropin-dir": ({}, {"restart_mode": "fail-once", "no_dropin_dir": True}, "The previous files were restored"),
     "verify-fails": ({}, {"restart_mode": "race"}, "MISSING=nvidia"),
 }
 
@@ -198,7 +205,8 @@ def faults(tmp_path_factory):
             (tree / "conf.d").mkdir(parents=True)
         else:
             s.write_tree(tree, {"config.toml": "version = 2\n\n" + s.RUNC_SYSTEMD, **files})
-        (tree / "conf.d").mkdir(exist_ok=True)
+        if not host_vars.pop("no_dropin_dir", False):
+            (tree / "conf.d").mkdir(exist_ok=True)
         mode = host_vars.pop("restart_mode", "ok")
         late = ["race", str(tree / "conf.d" / "zz-late.toml"), "version = 2\n\n" + s.RUNC_SYSTEMD] if mode == "race" else [mode]
         hosts[host] = {"containerd_runtimes_config_path": str(tree / "config.toml"),
@@ -247,7 +255,12 @@ def test_failed_verification_restores_the_files_and_restarts_again(faults):
     # The stand-in's own late file stays (another agent wrote it); every file the role wrote is undone.
     assert after.pop("conf.d/zz-late.toml")
     assert after == faults["before"]["verify-fails"]
-    for host in ("verify-fails", "restart-fails"):
+    for host in ("verify-fails", "restart-fails", "stays-down", "no-dropin-dir"):
         assert (base / f"{host}.restarts").read_text() == "restart\nrestart\n"
-    for host in set(FAULTS) - {"verify-fails", "restart-fails"}:
+    for host in set(FAULTS) - {"verify-fails", "restart-fails", "stays-down", "no-dropin-dir"}:
         assert not (base / f"{host}.restarts").exists(), host
+
+
+def test_a_directory_the_role_created_is_removed_on_rollback(faults):
+    """Issue 13 item 8: the rollback leaves no conf.d the node did not have."""
+    assert not (faults["base"] / "no-dropin-dir" / "conf.d").exists()

@@ -46,7 +46,8 @@ def test_a_restart_the_daemon_did_not_take_is_caught_from_its_view_and_rolled_ba
         run = s.run_playbook(ROLE_PLAYBOOK, base / "inventory.yml")
         assert run.recap()["node"]["failed"] == 1, run.explain()
         failure = run.failures("node")
-        assert "Require every runtime of the plan loaded and served failed after the restart" in failure, run.explain()
+        assert "Require every runtime of the plan loaded and served failed after the change" in failure, run.explain()
+        assert "The previous files were restored and containerd answers again on node." in failure
         assert "MISSING=nvidia" in failure and "verified from the running daemon (loaded_source: daemon)" in failure
         assert s.snapshot(tree) == before
         assert (base / "restarts").read_text() == "restart\nrestart\n"

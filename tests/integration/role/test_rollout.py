@@ -68,6 +68,9 @@ def test_a_bad_node_in_batch_two_stops_the_rollout_and_batch_three_stays_untouch
     # The last table printed covers every host, judged against the cluster read by the first play; the cluster
     # step never ran.
     assert re.search(r"^node-4 +UNKNOWN ", run.stdout, re.MULTILINE), run.explain()
+    # Issue 13 item 10: a host of a later batch is waiting, not failed; the role's own failure is in the table.
+    assert re.search(r"^node-4 +UNKNOWN +- +waiting for its batch: not changed and not judged yet", run.stdout, re.MULTILINE), run.explain()
+    assert f"{BAD}: the containerd_runtimes role failed: {BAD}: the candidate configuration fails its proof" in run.stdout, run.explain()
     assert re.search(r"^node-1 +OK ", run.stdout, re.MULTILINE), run.explain()
     assert "CLUSTER_NOT_READ" not in run.stdout and "could not be read" not in run.stdout, run.explain()
     assert "Apply the RuntimeClasses" not in run.stdout
