@@ -33,7 +33,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._change_outc
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import CRI_PLUGIN_V2, CRI_RUNTIME_PLUGIN_V3
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._loaded_config_diff import leaves
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import shim_binary_name
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_binaries import shim_binary_name
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._render import input_errors, make_plan
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._render_proof import (
     candidate_tree,

@@ -17,7 +17,10 @@ import tomllib
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._daemon_view import daemon_view
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import parse_containerd_version, parse_version
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_release import (
+    parse_containerd_version,
+    parse_version,
+)
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cri_startup import (
     CRI_PLUGIN_IDS_V3,

@@ -12,7 +12,7 @@ import functools
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._config_files import config_files, unloaded_dropins
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import EVIDENCE_KEYS
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import shim_binary_name
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_binaries import shim_binary_name
 
 
 class NodeFacts:

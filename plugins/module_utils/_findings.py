@@ -19,6 +19,7 @@ import difflib
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._facts import NodeFacts, node_facts
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import ERROR, WARNING, codes_of, make_finding
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._handler_names import is_well_known_handler
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._host_rules import host_rule_findings
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import was_judged
 
@@ -160,22 +161,6 @@ def fleet_findings(verdicts, cluster):
                 [runtimeclass["handler"]],
             ))
     return findings
-
-
-# Runtime handler names in common use (containerd shims, GPU Operator, Kata, gVisor, Wasm shims): a handler
-# spelt like one of them is a deliberate choice, maybe one that no judged node serves *yet* (a staged rollout),
-# never a typo of a neighbour such as `nvidia` for `nvidia-cdi`.
-WELL_KNOWN_HANDLERS = frozenset((
-    "runc", "crun", "youki", "runsc", "gvisor", "nvidia", "nvidia-cdi", "nvidia-legacy", "nvidia-experimental",
-    "wasmtime", "wasmedge", "wasmer", "spin", "slight", "lunatic", "wws",
-))
-WELL_KNOWN_PREFIXES = ("kata",)  # kata, kata-qemu, kata-clh, kata-fc, kata-qemu-nvidia-gpu, ...
-
-
-def is_well_known_handler(name):
-    """True for a runtime handler name in common use (``runc``, ``nvidia-cdi``, ``kata-qemu``, ``runsc``, ...)."""
-    name = str(name).lower()
-    return name in WELL_KNOWN_HANDLERS or name.startswith(WELL_KNOWN_PREFIXES)
 
 
 def _names_in_use(judged, cluster):

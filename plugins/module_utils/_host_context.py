@@ -14,7 +14,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._facts import node_facts
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import ERROR, WARNING
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import (
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_release import (
     parse_version,
     relative_globs_from_cwd,
 )

@@ -9,7 +9,7 @@ import os
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._config_files import CRI_SHORT_ID, directory_of
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import CRI_PLUGIN_V2, CRI_RUNTIME_PLUGIN_V3
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._goglob import GlobPatternError, match
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import between
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_release import between
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._finding_codes import ERROR, WARNING, make_finding
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._host_context import (
     listings,

@@ -26,7 +26,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_obj
     normalise_runtimeclass,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._findings import is_well_known_handler
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._handler_names import is_well_known_handler
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._quantity import QuantityError, parse_resource_list
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirements import selector_matches
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import UNKNOWN, status_of

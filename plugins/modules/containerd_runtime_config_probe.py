@@ -155,14 +155,16 @@ import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_evidence import (
-    find_executable,
-    import_matches,
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_release import (
     parse_containerd_version,
     parse_version,
+)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_gather import (
+    find_executable,
     read_text_file,
     run_command,
 )
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_imports import import_matches
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._toml_imports import read_top_level_imports
 
 PLACEHOLDER = "@@CANDIDATE@@"

@@ -17,7 +17,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils import _node_evidence as node_evidence
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils import _node_gather as node_gather
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils import _node_imports as node_imports
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils import _node_redaction as node_redaction
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import (
     KubeAccessError,
@@ -95,7 +96,7 @@ LINK_DIRS = ["", "a", "a/b", "c/d/e"]
 
 @st.composite
 def link_chains(draw):
-    length = draw(st.integers(min_value=1, max_value=node_evidence.MAX_SYMLINK_HOPS + 4))
+    length = draw(st.integers(min_value=1, max_value=node_gather.MAX_SYMLINK_HOPS + 4))
     places = [draw(st.sampled_from(LINK_DIRS)) for _link in range(length)]
     styles = [draw(st.sampled_from(["relative", "absolute", "climbing"])) for _link in range(length)]
     last = draw(st.sampled_from(["inside", "outside-absolute", "outside-climbing"]))
@@ -134,19 +135,19 @@ def test_no_chain_of_links_reads_outside_host_root(tmp_path_factory, chain):
             target = "../" * 40 + os.path.relpath(outside / "secret.toml", "/")
         os.symlink(target, root / node_path.lstrip("/"))
 
-    resolved = node_evidence.host_path(str(root), node_paths[0])
-    entry = node_evidence.read_text_file(resolved)
+    resolved = node_gather.host_path(str(root), node_paths[0])
+    entry = node_gather.read_text_file(resolved)
     assert entry["text"] in (None, HARMLESS), "a file outside host_root was read"
     real = os.path.realpath(resolved)
     assert real == str(root) or real.startswith(str(root) + os.sep), real
-    if last == "inside" and len(places) <= node_evidence.MAX_SYMLINK_HOPS:
+    if last == "inside" and len(places) <= node_gather.MAX_SYMLINK_HOPS:
         assert entry["text"] == HARMLESS, entry
-    if len(places) > node_evidence.MAX_SYMLINK_HOPS:
+    if len(places) > node_gather.MAX_SYMLINK_HOPS:
         assert entry["text"] is None and "symbolic links" in entry["error"], entry
 
     config = root / "etc" / "config.toml"
     config.write_text(f'version = 2\nimports = ["{node_paths[0]}", "/{places[0]}/*"]\n'.replace("//", "/"))
-    config_files, _globs = node_evidence.walk_imports("/etc/config.toml", str(root))
+    config_files, _globs = node_imports.walk_imports("/etc/config.toml", str(root))
     assert SECRET not in json.dumps(config_files)
 
 

@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils import _node_evidence as node_evidence
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils import _node_imports as node_imports
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils import _node_redaction as node_redaction
 from support.paths import REPO_ROOT
 from support.tools import require_tool
@@ -142,7 +142,7 @@ def test_an_import_of_a_file_that_is_not_toml_ships_no_text(tmp_path, text, secr
     root = tmp_path / "config.toml"
     root.write_text(f'version = 2\nimports = ["{tmp_path}/conf.d/*.toml", "{tmp_path}/plain-secret"]\n')
     (tmp_path / "plain-secret").write_text(text)
-    config_files, _globs = node_evidence.walk_imports(str(root))
+    config_files, _globs = node_imports.walk_imports(str(root))
     evidence = node_redaction.redact_evidence({"config_files": config_files})
     assert secret not in json.dumps(evidence)
     by_name = {os.path.basename(entry["path"]): entry for entry in evidence["config_files"]}
