@@ -4,7 +4,7 @@
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._gather_action import gather_containerd_facts
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.gather import gather_containerd_facts
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.containerd_facts import (
     get_containerd_facts_argument_spec,
 )

@@ -15,8 +15,8 @@ import tomllib
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._change_checks import runtime_problems
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._change_files import (
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.checks import runtime_problems
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.files import (
     backup_dir_for,
     dirs_to_create,
     dropin_name_for,
@@ -24,18 +24,18 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._change_file
     redacted_diff,
     set_file_modes,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._change_inputs import expand_runtimes
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._change_outcome import (
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.inputs import expand_runtimes
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.outcome import (
     current_state,
     effective_changes,
     proven_result,
     redactor,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import CRI_PLUGIN_V2, CRI_RUNTIME_PLUGIN_V3
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._loaded_config_diff import leaves
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_binaries import shim_binary_name
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._render import input_errors, make_plan
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._render_proof import (
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import CRI_PLUGIN_V2, CRI_RUNTIME_PLUGIN_V3
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.loaded_config_diff import leaves
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.binaries import shim_binary_name
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.render import input_errors, make_plan
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.proof import (
     candidate_tree,
     judge_candidate,
     unmatched_dropins,
@@ -43,7 +43,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._render_proo
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.containerd_runtime_config import (
     get_containerd_runtime_config_argument_spec,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._toml_write import TomlWriteError
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.toml_write import TomlWriteError
 
 PROBE = "gpufleet.runtime_gate.containerd_runtime_config_probe"
 

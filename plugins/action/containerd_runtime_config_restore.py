@@ -5,8 +5,8 @@ which directories it removes again, and the rollback's message (``_change_rollba
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._change_rollback import rollback_message
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._render import restore_plan
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.rollback import rollback_message
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.render import restore_plan
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.containerd_runtime_config_restore import (
     get_containerd_runtime_config_restore_argument_spec,
 )

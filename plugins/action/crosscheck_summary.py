@@ -8,12 +8,12 @@ from datetime import UTC, datetime
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._change_rollout import rollout_annotations
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._controller_paths import controller_path
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.rollout import rollout_annotations
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.controller_paths import controller_path
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._report import report_lines, write_reports
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import report_lines, write_reports
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.crosscheck_summary import get_crosscheck_summary_argument_spec
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._summary import (
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summary import (
     collect_verdicts,
     fleet_lines,
     fleet_view,

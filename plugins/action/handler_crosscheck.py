@@ -5,7 +5,7 @@
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._judge_action import judged_result, stored_cluster_result
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.judge import judged_result, stored_cluster_result
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.handler_crosscheck import (
     get_handler_crosscheck_argument_spec,
 )

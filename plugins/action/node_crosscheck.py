@@ -6,8 +6,8 @@ it here on the controller, and fails the host with its MISSING lines."""
 from ansible.errors import AnsibleConnectionFailure
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._gather_action import gather_containerd_facts
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._judge_action import judged_result, stored_cluster_result
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.gather import gather_containerd_facts
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.judge import judged_result, stored_cluster_result
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.node_crosscheck import (
     get_node_crosscheck_argument_spec,
 )

@@ -9,7 +9,7 @@ playbook's directory, where ansible-core runs local modules (``_controller_paths
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._controller_paths import (
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.controller_paths import (
     resolve_k8s_auth_paths,
     runs_on_controller,
 )

@@ -7,16 +7,16 @@ from datetime import UTC, datetime
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._controller_paths import controller_path
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.controller_paths import controller_path
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._report import report_lines, write_reports
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._report_merge import (
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import report_lines, write_reports
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.merge import (
     merge_slice_reports,
     read_slice_report,
     slice_report_paths,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.report_merge import get_report_merge_argument_spec
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._summary import (
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summary import (
     fleet_lines,
     fleet_view,
     summary_table,

@@ -16,7 +16,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_file import cluster_file_result
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import HAS_YAML
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._controller_paths import (
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.controller_paths import (
     controller_path,
     resolve_args,
     resolve_k8s_auth_paths,

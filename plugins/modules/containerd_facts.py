@@ -295,7 +295,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 # gather and gather_surroundings stay importable from here too (tests, tools/differential).
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_facts import gather, gather_surroundings
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.evidence import gather, gather_surroundings
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.containerd_facts import get_containerd_facts_argument_spec
 
 

@@ -155,17 +155,17 @@ import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_release import (
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.containerd_release import (
     parse_containerd_version,
     parse_version,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_gather import (
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.gather import (
     find_executable,
     read_text_file,
     run_command,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node_imports import import_matches
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._toml_imports import read_top_level_imports
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.imports import import_matches
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.toml_imports import read_top_level_imports
 
 PLACEHOLDER = "@@CANDIDATE@@"
 MAX_FILE_BYTES = 4 * 1024 * 1024

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils import _node_gather as node_gather
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils import _node_imports as node_imports
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils import _node_redaction as node_redaction
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node import gather as node_gather
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node import imports as node_imports
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node import redaction as node_redaction
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import (
     KubeAccessError,
     _list_shape_problem,

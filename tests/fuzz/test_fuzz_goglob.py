@@ -1,4 +1,4 @@
-"""Fuzzing the Go-glob matcher (plugins/module_utils/_goglob.py) against a model written from the Go spec.
+"""Fuzzing the Go-glob matcher (plugins/module_utils/_node/goglob.py) against a model written from the Go spec.
 
 The model (https://pkg.go.dev/path/filepath#Match) does not follow Go's chunk-by-chunk algorithm: it
 tokenises the pattern by the grammar below, calls it malformed when the grammar fails, and matches the
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._goglob import GlobPatternError, glob, match
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.goglob import GlobPatternError, glob, match
 from fuzz.fuzzing import fuzz_settings
 
 STAR, ANY = "*", "?"

@@ -19,12 +19,12 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_obj
     parse_manifest_text,
     read_manifest_file,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import (
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import (
     facts_from_dump,
     root_config_summary,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._goglob import GlobPatternError, glob
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.goglob import GlobPatternError, glob
 from support.paths import REPO_ROOT
 
 CRI_RUNC = '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]\n'

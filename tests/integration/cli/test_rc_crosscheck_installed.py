@@ -74,12 +74,12 @@ def test_installed_copy_runs_its_own_code_not_the_checkouts(installed_script, tm
         "sys.argv = [sys.argv[1], '--help']\n"
         "try:\n    runpy.run_path(sys.argv[0], run_name='__main__')\n"
         "except SystemExit:\n    pass\n"
-        "import ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict as verdict\n"
+        "import ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict as verdict\n"
         "print('LOADED', verdict.__file__)\n"
     )
     completed = run([sys.executable, probe, installed_script], cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
-    assert f"LOADED {installed_script.parent.parent}/plugins/module_utils/_verdict.py" in completed.stdout
+    assert f"LOADED {installed_script.parent.parent}/plugins/plugin_utils/_verdict.py" in completed.stdout
 
 
 def shadow(tmp_path, package, code=""):

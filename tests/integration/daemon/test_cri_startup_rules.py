@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from support.containerd_daemons import config_dump, crictl, releases, remove_daemon, served_by_daemon, start_daemon
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import facts_from_dump, root_config_summary
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import facts_from_dump, root_config_summary
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge
 
 V2 = 'version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n'
 CRI2 = '[plugins."io.containerd.grpc.v1.cri"]\n'

@@ -237,7 +237,7 @@ def test_a_dump_file_is_never_judged_by_this_nodes_daemon(containerd_daemon, tmp
     assert facts["source"] == "file" and sorted(facts["runtimes"]) == ["runc"]
     view = facts["daemon"]  # not even asked, and says why
     assert (view["state"], view["runtimes"]) == ("unknown", None) and "dump_file" in view["reason"], view
-    from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge
+    from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge
     verdict = judge(facts, [{"name": "nvidia", "handler": "nvidia", "overhead_pod_fixed": None, "node_selector": None,
                              "tolerations": []}], node_name="with-file", node_labels={})
     assert (verdict["lines"], verdict["loaded_source"]) == (["MISSING=nvidia"], "dump"), verdict

@@ -273,8 +273,8 @@ def synthetic_fleet(size: int, name=lambda index: f"gpu-node-{index:03d}"):
     """``(verdicts, fleet, kinds)`` for ``size`` hosts, through collect_verdicts and fleet_view."""
     # Imported here: this module is loaded by conftest.py, before pytest-ansible sets up the collection loader.
     # pylint: disable=import-outside-toplevel
-    from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._summary import collect_verdicts, fleet_view
-    from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge_and_explain
+    from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summary import collect_verdicts, fleet_view
+    from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_and_explain
 
     kinds = {}
     registered = {}

@@ -6,9 +6,9 @@ from xml.etree import ElementTree
 import jsonschema
 import pytest
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._report import write_reports
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._summary import collect_verdicts, fleet_view
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._verdict import judge_and_explain
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import write_reports
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summary import collect_verdicts, fleet_view
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_and_explain
 from reports_support import SCHEMA_PATH, visible_text
 
 HOSTILE = '<img src=x onerror="alert(1)">&amp;'

@@ -8,8 +8,8 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._findings import explanation_lines
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._report import write_reports
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import explanation_lines
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import write_reports
 from reports_support import chromium_probe, chromium_run, png_size, synthetic_fleet, visible_text
 
 NOW = "2026-12-01T03:00:00Z"

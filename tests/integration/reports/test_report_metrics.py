@@ -3,7 +3,7 @@ collector and the Pushgateway accept), over a fleet judged by the collection and
 from datetime import datetime, timezone
 
 import pytest
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._report import write_reports
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import write_reports
 from prometheus_client.parser import text_string_to_metric_families
 from reports_support import synthetic_fleet
 

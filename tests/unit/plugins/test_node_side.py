@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from support.paths import REPO_ROOT
 
+MODULE_UTILS = REPO_ROOT / "plugins" / "module_utils"
+
 COLLECTION_PREFIX = "ansible_collections.gpufleet.runtime_gate."
 MODULES = REPO_ROOT / "plugins" / "modules"
 # The standard library of this (controller) Python less what 3.8 lacks: zoneinfo and graphlib came in 3.9, tomllib in
@@ -112,9 +114,21 @@ def test_the_node_modules_are_found_by_their_imports():
 
 
 def test_the_node_side_reaches_the_gatherers_helpers():
-    reached = {path.stem for path in node_side_files()}
+    reached = {path.relative_to(MODULE_UTILS).as_posix() for path in node_side_files() if MODULE_UTILS in path.parents}
     # containerd_facts gathers with these (a derivation that lost them would test nothing).
-    assert {"_node_evidence", "_toml_imports", "_cri_status", "_goglob", "_node_redaction"} <= reached
+    assert {"_node/evidence.py", "_node/gather.py", "_node/imports.py", "_node/toml_imports.py", "_node/cri_status.py",
+            "_node/goglob.py", "_node/redaction.py"} <= reached
+
+
+def test_node_side_code_lives_in_the_node_package():
+    """The folders show the sides: what runs on nodes is in module_utils/_node (plus the modules' argument specs),
+    and nothing there is controller-only."""
+    reached = {path.relative_to(MODULE_UTILS).as_posix() for path in node_side_files() if MODULE_UTILS in path.parents}
+    elsewhere = sorted(name for name in reached if not name.startswith(("_node/", "_specs/")))
+    assert elsewhere == [], f"node-side code outside module_utils/_node: {elsewhere}"
+    unreached = sorted(path.relative_to(MODULE_UTILS).as_posix() for path in (MODULE_UTILS / "_node").glob("*.py")
+                       if path.name != "__init__.py")
+    assert set(unreached) <= reached, f"module_utils/_node holds files no node module uses: {sorted(set(unreached) - reached)}"
 
 
 @pytest.mark.parametrize("path", node_side_files(), ids=lambda path: str(path.relative_to(REPO_ROOT)))

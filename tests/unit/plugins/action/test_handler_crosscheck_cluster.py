@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 from support.paths import REPO_ROOT
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._containerd_config import facts_from_dump
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import facts_from_dump
 
 DUMP = REPO_ROOT / "inventory" / "demo" / "nodes" / "gpu-node-03" / "config-dump.toml"
 CLUSTER = {"changed": False, "source": {"type": "file", "path": "x"}, "nodes": [], "pods": [],

@@ -1,0 +1,32 @@
+# Copyright: gpufleet platform team
+# Apache License 2.0 (see galaxy.yml)
+"""One host's verdict as an action plugin returns it (handler_crosscheck, node_crosscheck): the core judges, this
+only shapes the task result."""
+
+from collections.abc import Mapping
+
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import explanation_lines
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_gathered, passed
+
+
+def stored_cluster_result(task_vars, variable):
+    """localhost's registered ``runtimeclass_info`` result as stored, or None when it does not exist.
+
+    Not ``hostvars[...][...]``: that templates and copies the whole cluster (every pod) into each host's task and its
+    result, O(hosts x cluster) time and memory (benchmarks/README.md). A registered result is data, never a template.
+    """
+    localhost = task_vars["hostvars"].raw_get("localhost")
+    return localhost.get(variable) if isinstance(localhost, Mapping) else None
+
+
+def judged_result(judge_args, fail_on_verdict):
+    """The verdict with ``passed`` and ``msg`` (the MISSING/UNKNOWN lines, then the findings that explain them);
+    ``failed`` when the verdict is not OK and ``fail_on_verdict``."""
+    verdict = judge_gathered(**judge_args)
+    result = dict(verdict, changed=False, passed=passed(verdict))
+    # A failed host's message carries its findings under the MISSING lines, so the playbook shows why
+    # without any playbook logic; `lines` stays the bare seed contract.
+    result["msg"] = "\n".join(verdict["lines"] + ([] if result["passed"] else explanation_lines(verdict)))
+    if fail_on_verdict and not result["passed"]:
+        result["failed"] = True
+    return result

@@ -1,0 +1,88 @@
+# Copyright: gpufleet platform team
+# Apache License 2.0 (see galaxy.yml)
+"""What containerd_runtime_config tells: the node's current state read from the probe, the loaded configuration's
+effective change, and the result the role registers. Controller side, pure; every shown text redacted.
+"""
+
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import (
+    BUILTIN_DEFAULT_RUNTIME,
+    facts_from_dump,
+    parse_containerd_version,
+)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.loaded_config_diff import differences
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.redaction import redact_message, redact_toml, secrets_in
+
+
+class redactor:  # noqa: N801 - used like a function: redact(text)
+    """Cuts the node's credential values out of a message (``redact(msg)``) or a TOML text (``redact.toml(text)``)."""
+
+    def __init__(self, texts):
+        self.secrets = secrets_in([text for text in texts if isinstance(text, str)])
+
+    def __call__(self, message):
+        return redact_message(message, self.secrets)
+
+    def toml(self, text):
+        return redact_message(redact_toml(text)[0], self.secrets)
+
+
+def current_state(gathered, containerd_bin):
+    """``{"version", "facts", "dump_text", "default_runtime", "notes"}`` of the node now, or ``{"error"}``."""
+    version = parse_containerd_version(gathered.get("version_text"))
+    if version is None:
+        return {"error": f"`{containerd_bin} --version` told no version: {gathered.get('version_error') or gathered.get('version_text')}"}
+    facts, notes, dump = None, [], gathered.get("dump")
+    if dump and dump.get("rc") == 0:
+        try:
+            facts = facts_from_dump(dump["stdout"], source="command", source_name="the current `config dump`",
+                                    version_text=version, version_source=f"`{containerd_bin} --version`")
+        except RuntimeGateError as error:
+            notes.append(f"the current configuration cannot be judged: {error}")
+    elif dump:
+        notes.append(f"the current configuration does not load (`config dump` exit {dump.get('rc')}): {dump.get('stderr')}")
+    return {"version": version, "facts": facts, "dump_text": dump["stdout"] if facts else None, "notes": notes,
+            "default_runtime": (facts.get("default_runtime_name") or BUILTIN_DEFAULT_RUNTIME) if facts else None}
+
+
+def effective_changes(current_dump_text, candidate_dump_text):
+    """Every key of the loaded configuration the change sets, ``key: before -> after`` (credentials redacted)."""
+    if current_dump_text is None:
+        return []
+    return differences(current_dump_text, candidate_dump_text, named=lambda path: False)
+
+
+def proven_result(result, *, node, plan, shown_plan, candidate_facts, containerd_version, prune, warnings, create_dirs,
+                  diff_lines, loaded_changes):
+    changed_files = [item["path"] for item in plan["files"] if item["changed"]]
+    summary = (f"{node}: proven with containerd {containerd_version}; "
+               + (f"would write {', '.join(changed_files)}" if changed_files else "nothing to change"))
+    shown = [summary] + [f"note: {note}" for note in shown_plan["notes"]] + [f"warning: {warning}" for warning in warnings]
+    if changed_files:
+        shown += ["the loaded configuration changes:"] + [f"  {line}" for line in loaded_changes or ["(nothing loaded changes)"]]
+    return {
+        **result,
+        "changed": False,
+        "refused": False,
+        "files": plan["files"],
+        "changed_files": changed_files,
+        "plan": shown_plan,
+        "create_dirs": create_dirs if changed_files else [],
+        # Paths only: a loop item is printed at -v, and a file's content carries credentials.
+        "backups": [{"path": item["path"], "backup": item["backup"]} for item in plan["files"] if item.get("backup")],
+        "prune_backups": prune if changed_files else [],
+        "loaded_changes": loaded_changes,
+        "diff_lines": diff_lines,
+        "shown": shown,
+        "warnings": warnings,
+        "proof": {
+            "loaded_runtimes": sorted(candidate_facts["runtimes"]),
+            "default_runtime": candidate_facts["default_runtime_name"],
+            "containerd_version": containerd_version,
+        },
+        # What the restart handler requires of the running node, in handler_crosscheck's input shape.
+        "verify_runtimeclasses": [
+            {"name": name, "handler": name, "node_selector": None} for name in sorted(plan["expected"]["runtimes"])
+        ],
+        "msg": summary,
+    }

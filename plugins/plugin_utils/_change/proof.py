@@ -1,0 +1,138 @@
+# Copyright: gpufleet platform team
+# Apache License 2.0 (see galaxy.yml)
+"""The proof of a plan from ``_render``: the candidate tree the node dumps, and the judgement of that dump.
+
+Controller side. ``candidate_tree`` says what the node writes into its temp dir; ``judge_candidate`` reads
+what the real ``containerd config dump`` printed for it with the core (``facts_from_dump``,
+``served_runtimes``).
+"""
+
+import posixpath
+import tomllib
+
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import (
+    BUILTIN_DEFAULT_RUNTIME,
+    CRI_PLUGIN_V2,
+    CRI_RUNTIME_PLUGIN_V3,
+    facts_from_dump,
+)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.loaded_config_diff import differences, named_by_plan
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.render import default_change_error
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.toml_write import set_imports
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import served_runtimes
+
+PLACEHOLDER = "@@CANDIDATE@@"
+
+
+def _set_options(options):
+    """Options that say something: containerd's built-in runc prints every runc option, unset ones as zero values."""
+    return {key: value for key, value in (options or {}).items() if value not in ("", 0, False, None, [], {})}
+
+
+def judge_candidate(plan, dump_text, *, source_name, current_facts=None, current_dump_text=None, root_setting_paths=()):
+    """Errors (empty: proven) for the real ``config dump`` of the candidate tree.
+
+    Required: every requested runtime loaded and served with its runtime_type and options, the
+    requested default runtime in force, the loaded default equal to today's unless the plan allows a
+    change (an unknown default today counts as a change), and every runtime served today still served with the options
+    it has today (so runc's SystemdCgroup and the node's other runtimes survive).
+    """
+    try:
+        facts = facts_from_dump(dump_text, source="command", source_name=source_name)
+    except RuntimeGateError as error:
+        return [str(error)], None
+    errors = []
+    served, not_served = served_runtimes(facts)
+    if not_served:
+        errors.append(f"the candidate would serve no runtime: {not_served}")
+    loaded = facts["runtimes"]
+    for name, table in plan["expected"]["runtimes"].items():
+        if name not in loaded:
+            errors.append(f"MISSING={name}: the candidate configuration does not load runtime {name!r}")
+            continue
+        if loaded[name]["runtime_type"] != table["runtime_type"]:
+            errors.append(f"runtime {name!r} loads with runtime_type {loaded[name]['runtime_type']!r}, not {table['runtime_type']!r}")
+        for key, value in (table.get("options") or {}).items():
+            if loaded[name]["options"].get(key) != value:
+                errors.append(f"runtime {name!r} loads with options.{key} = {loaded[name]['options'].get(key)!r}, not {value!r}")
+    wanted_default = plan["expected"]["default_runtime"]
+    if wanted_default and facts["default_runtime_name"] != wanted_default:
+        errors.append(f"the candidate's default_runtime_name is {facts['default_runtime_name']!r}, not {wanted_default!r}")
+    # The loaded default, whatever set it (default_runtime, root_settings of a managed root, a carried table).
+    candidate_default = facts["default_runtime_name"] or BUILTIN_DEFAULT_RUNTIME
+    if candidate_default != plan.get("current_default_runtime") and not plan.get("allow_default_change"):
+        errors.append(default_change_error(plan, candidate_default))
+    if current_facts:
+        plan["repaired_runtimes"] = [name for name in plan.get("restored_runtimes") or () if name not in current_facts["runtimes"]]
+        current_served, _reason = served_runtimes(current_facts)
+        for name in current_served:
+            if name in plan["expected"]["runtimes"]:
+                continue
+            if name not in served:
+                errors.append(f"runtime {name!r} is served today and would not be after the change")
+            elif _set_options(loaded[name]["options"]) != _set_options(current_facts["runtimes"][name]["options"]):
+                errors.append(f"runtime {name!r} would change its options from "
+                              f"{_set_options(current_facts['runtimes'][name]['options'])} to {_set_options(loaded[name]['options'])}, "
+                              "which the inputs do not name")
+    if current_dump_text is not None:
+        # Nothing the node loads today may change unless the inputs name it: every key, not only the runtimes.
+        named = named_by_plan(plan, (CRI_PLUGIN_V2, CRI_RUNTIME_PLUGIN_V3), root_setting_paths)
+        changed = differences(current_dump_text, dump_text, named=named)
+        errors.extend(f"the loaded configuration would change {line}, which the inputs do not name" for line in changed)
+        newly_loaded = _newly_loaded_files(plan, current_dump_text)
+        if changed and newly_loaded:
+            errors.append(f"not loaded today and loaded after the change (the import it adds catches them): "
+                          f"{', '.join(newly_loaded)}; move them out of the drop-in directory or load them first")
+    return errors, facts
+
+
+def _newly_loaded_files(plan, current_dump_text):
+    """The files the candidate loads that the node does not load today and the plan does not write."""
+    loaded_today = set(tomllib.loads(current_dump_text).get("imports") or [])
+    written = {item["path"] for item in plan["files"]}
+    return [path for path in plan["load_order"][1:] if path not in loaded_today and path not in written]
+
+
+def candidate_tree(plan, *, root_path, root_text, dropin_dir, existing_paths):
+    """What the node writes into its temp dir to dump the candidate (``@@CANDIDATE@@`` = that dir).
+
+    Files under the root's directory and the drop-in directory are mirrored at ``@@CANDIDATE@@<path>``:
+    the planned files with their new text, the other files the imports load copied from the node
+    (``existing_paths``). Import entries pointing into those directories are rewritten to the mirror, so
+    the real binary loads the tree exactly as it will be, and the files in place stay untouched.
+    Returns ``{"config_path", "files", "copy_files", "patterns", "dropin_paths"}``.
+    """
+    mirrored = tuple(directory.rstrip("/") + "/" for directory in sorted({posixpath.dirname(root_path), dropin_dir}))
+
+    def mirror(path):
+        return PLACEHOLDER + path if path.startswith(mirrored) else path
+
+    planned = {item["path"]: item["content"] for item in plan["files"]}
+    candidate_root = planned.get(root_path, root_text)
+    imports = tomllib.loads(candidate_root).get("imports") or []
+    mapped_imports = [mirror(entry) if entry.startswith("/") else entry for entry in imports]
+    files = {PLACEHOLDER + root_path: set_imports(candidate_root, mapped_imports)}
+    copy_files = {}
+    for path in plan["load_order"][1:]:
+        if mirror(path) == path:
+            continue
+        if path in planned:
+            files[mirror(path)] = planned[path]
+        elif path in existing_paths:
+            copy_files[mirror(path)] = path
+    return {
+        "config_path": PLACEHOLDER + root_path,
+        "files": files,
+        "copy_files": copy_files,
+        "imports": mapped_imports,
+        "patterns": [entry for entry in mapped_imports if "*" in entry],
+        "dropin_paths": [mirror(path) for path in planned if path != root_path],
+    }
+
+
+def unmatched_dropins(tree, globs):
+    """Planned drop-ins that no import glob matched in the candidate tree (Go Glob, run on the node)."""
+    matched = {path for paths in globs.values() for path in paths}
+    matched.update(entry for entry in tree["imports"] if "*" not in entry)
+    return [path for path in tree["dropin_paths"] if path not in matched]

@@ -1,0 +1,210 @@
+"""The fleet view of one run: every judged host's verdict as a terminal table and as JSON, and the fleet findings."""
+
+import json
+import os
+import tempfile
+
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.finding_codes import ERROR, make_finding
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import fleet_findings, runtimeclass_summary
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.overhead import overhead_findings
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import unknown
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import (
+    LEGACY_STATUS_KEY,
+    STATUS_KEY,
+    UNKNOWN,
+    VERDICTS,
+    cluster_not_read,
+    status_of,
+    with_status,
+)
+
+CLUSTER_NOT_READ = "CLUSTER_NOT_READ"
+NO_HOST_JUDGED = "NO_HOST_JUDGED"
+
+# What the verdicts file and the reports keep of each verdict (the whole verdict stays in the registered
+# result), with the value a field takes when the verdict lacks it (UNKNOWN verdicts carry no findings).
+REPORTED_FIELDS = {
+    "node": None,
+    STATUS_KEY: None,
+    # Deprecated: the same value as STATUS_KEY, kept for the consumers that read it (docs/report.md).
+    LEGACY_STATUS_KEY: None,
+    "lines": [],
+    "missing_handlers": [],
+    "required_handlers": [],
+    "loaded_runtimes": [],
+    "configured_runtimes": [],
+    "default_runtime": None,
+    "containerd_version": None,
+    "version_source": None,
+    "loaded_source": None,
+    "daemon_runtimes": None,
+    "reason": "",
+    "notes": [],
+    "findings": [],
+    "missing_explained": {},
+    # False: a dump judged without its host root, so "not explained" means "not looked for" (explanation_lines).
+    "files_examined": None,
+    # What fleet_findings reads besides the runtimes: a merge of sliced runs recomputes them from the reports alone.
+    "node_runtime_handlers": None,
+}
+
+
+def collect_verdicts(registered_by_host):
+    """``{host: registered handler_crosscheck result or None}`` → ``{host: verdict}``.
+
+    A host with no verdict was never judged (unreachable before judgement, or removed from the play):
+    it is UNKNOWN, never left out and never OK.
+    """
+    verdicts = {}
+    for host in sorted(registered_by_host):
+        registered = registered_by_host[host]
+        status = status_of(registered)
+        if status is None:
+            registered = unknown(host, "no verdict: the host was not judged (unreachable, or left the play early)")
+            status = status_of(registered)
+        fields = {field: _or_default(registered.get(field), default) for field, default in REPORTED_FIELDS.items()}
+        verdicts[host] = with_status(fields, status)
+    return verdicts
+
+
+def _or_default(value, default):
+    return default if value is None else value
+
+
+def verdict_counts(verdicts):
+    counts = {verdict: 0 for verdict in VERDICTS}
+    for verdict in verdicts.values():
+        counts[status_of(verdict)] += 1
+    return counts
+
+
+def summary_table(verdicts):
+    """Fixed-width lines: host, verdict, missing handlers (or the UNKNOWN reason), default runtime."""
+    rows = [("HOST", "VERDICT", "DEFAULT", "MISSING / REASON")]
+    for host, verdict in verdicts.items():
+        status = status_of(verdict)
+        detail = ",".join(verdict["missing_handlers"] or []) if status != UNKNOWN else verdict["reason"]
+        rows.append((host, status, verdict["default_runtime"] or "-", detail or "-"))
+    widths = [max(len(row[column]) for row in rows) for column in range(3)]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True)) + "  " + row[3] for row in rows
+    ]
+    counts = verdict_counts(verdicts)
+    lines.append(", ".join(f"{counts[verdict]} {verdict}" for verdict in VERDICTS) + f" of {len(verdicts)} hosts")
+    return lines
+
+
+def fleet_view(verdicts, cluster_result):
+    """What the run learnt about the fleet as a whole, from the verdicts and the ``runtimeclass_info`` result.
+
+    ``{"cluster": source, "fleet_findings": [...], "overhead_findings": [...], "runtimeclasses": [...]}``.
+    A cluster that was not read yields one CLUSTER_NOT_READ error finding and nothing else: the hosts are
+    all UNKNOWN already, and findings drawn from an empty cluster would be made up.
+    """
+    source = cluster_source(cluster_result)
+    if not verdicts:
+        return _run_failed(
+            source, NO_HOST_JUDGED,
+            "No host was judged: the host pattern matched no inventory host, so nothing says the fleet is fine.",
+            "Check runtime_gate_hosts and the inventory (or the k8s_nodes inventory plugin's groups), then run again.",
+            {"cluster_read": source["read"]},
+        )
+    if not source["read"]:
+        return _run_failed(
+            source, CLUSTER_NOT_READ,
+            f"The cluster's RuntimeClasses could not be read, so no host could be judged: {source['error']}",
+            "Check cluster access (kubeconfig, K8S_AUTH_* variables) or runtime_gate_runtimeclasses_file, then run again.",
+            {"error": source["error"]},
+        )
+    verdict_list = list(verdicts.values())
+    serving = {entry["name"]: entry for entry in runtimeclass_summary(verdict_list, cluster_result)}
+    runtimeclasses = [
+        {
+            "name": runtimeclass["name"],
+            "handler": runtimeclass["handler"],
+            "overhead_pod_fixed": runtimeclass.get("overhead_pod_fixed"),
+            "node_selector": runtimeclass.get("node_selector"),
+            **{key: sorted(serving.get(runtimeclass["name"], {}).get(key) or []) for key in ("serving", "required", "missing")},
+        }
+        for runtimeclass in cluster_result["runtimeclasses"]
+    ]
+    return {
+        "cluster": source,
+        "fleet_findings": fleet_findings(verdict_list, cluster_result),
+        "overhead_findings": overhead_findings(cluster_result),
+        "runtimeclasses": runtimeclasses,
+    }
+
+
+def _run_failed(source, code, message, remedy, evidence):
+    """The fleet view of a run that cannot vouch for the fleet: one error finding, nothing drawn from the cluster."""
+    finding = make_finding(code, ERROR, message, remedy, evidence)
+    return {"cluster": source, "fleet_findings": [finding], "overhead_findings": [], "runtimeclasses": []}
+
+
+def cluster_source(cluster_result):
+    """Where the cluster view came from and whether it could be read; ``error`` says why not."""
+    error = cluster_not_read(cluster_result)
+    given = (cluster_result or {}).get("source") or {}
+    # A failed API read names its server next to the message, but carries no source.
+    server = given.get("server") or (cluster_result or {}).get("server")
+    return {
+        "read": error is None,
+        "error": error,
+        "type": given.get("type") or ("api" if server else None),
+        "server": server,
+        "path": given.get("path"),
+        "api_requests": (cluster_result or {}).get("api_requests"),
+        "counts": None if error else {kind: len(cluster_result.get(kind) or []) for kind in ("runtimeclasses", "nodes", "pods")},
+    }
+
+
+def finding_line(finding):
+    """One finding as one line of text: severity, code, where, what is wrong and what to do."""
+    where = f" [{finding['host']}]" if finding.get("host") else ""
+    return f"{finding['severity'].upper()} {finding['code']}{where}: {finding['message']} Remedy: {finding['remedy']}"
+
+
+def fleet_lines(fleet):
+    """The lines printed after the table: fleet findings, then overhead warnings."""
+    lines = []
+    for title, findings in (("Fleet findings", fleet["fleet_findings"]), ("Overhead warnings", fleet["overhead_findings"])):
+        if findings:
+            lines.append(f"{title}:")
+            lines.extend(f"  {finding_line(finding)}" for finding in findings)
+    return lines
+
+
+def write_verdicts_file(path, verdicts):
+    """Write ``{"hosts": ..., "counts": ...}`` atomically: a reader sees the old file or the new one."""
+    document = {"hosts": verdicts, "counts": verdict_counts(verdicts)}
+    write_atomically(path, json.dumps(document, indent=2, sort_keys=True) + "\n", "verdicts file")
+
+
+def write_atomically(path, text, what):
+    """Write ``text`` to ``path`` through a temporary file in the same directory and a rename.
+
+    A reader sees the old file or the new one, never half of one; on failure no temporary file is left.
+    ``what`` names the file in the error (``verdicts file '/x' cannot be written: …``).
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    temporary = None
+    try:
+        os.makedirs(directory, exist_ok=True)
+        descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}-", suffix=".tmp")
+        # mkstemp creates 0600; the file is a report for people and CI, so it gets the usual 0666 & ~umask.
+        os.fchmod(descriptor, 0o666 & ~_current_umask())
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temporary, path)
+    except OSError as error:
+        if temporary and os.path.exists(temporary):
+            os.unlink(temporary)
+        raise RuntimeGateError(f"{what} '{path}' cannot be written: {error.strerror or error}") from None
+
+
+def _current_umask():
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return umask

@@ -1,0 +1,234 @@
+"""The verdict for one node: OK, MISSING (with the handlers) or UNKNOWN.
+
+Pure functions over containerd facts (``_containerd_config``) and normalised RuntimeClasses.
+Loaded = the running daemon's view when the node read it, else the dump. ``judge()`` decides the verdict and
+nothing else; ``_findings.explain()`` then reads the verdict and the facts to say why (the verdict never depends
+on its explanation). ``judge_and_explain()`` and ``judge_gathered()`` do both, in that order, for the entry points —
+the ``handler_crosscheck`` action and ``bin/rc-crosscheck`` — none of which decides anything itself.
+How a verdict is said (the words, ``passed``, the ``MISSING=`` lines) is ``_vocabulary``'s.
+"""
+
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import BUILTIN_DEFAULT_RUNTIME
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.cri_startup import unusable_runtimes
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.node_facts import node_facts, runtime_binary_problem, runtime_facts
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import explain
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirements import (
+    labels_of_node,
+    required_handlers,
+)
+# passed, VERDICTS: re-exported for the entry points that import them from here (handler_crosscheck, rc-crosscheck).
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import (  # pylint: disable=unused-import  # noqa: F401
+    MISSING,
+    OK,
+    UNKNOWN,
+    VERDICTS,
+    cluster_not_read,
+    passed,
+    verdict_lines,
+    why_unusable,
+    with_status,
+)
+
+
+def served_runtimes(facts):
+    """The runtimes containerd's CRI service can actually hand to pods, and why that set may be empty.
+
+    A loaded runtime is served only while the CRI plugin runs, and the plugin refuses to start for the reasons
+    ``_cri_startup`` traces to containerd's source (CRI disabled, ``default_runtime_name`` empty or naming no loaded
+    runtime, its snapshotter disabled or unknown, …); containerd then runs on without CRI, on 1.x and 2.x alike.
+    A runtime with an empty ``runtime_type`` is listed but unusable: it is left out.
+    """
+    loaded = sorted(facts.get("runtimes") or {})
+    startup = facts.get("cri_startup")
+    if not isinstance(startup, dict):
+        # Facts from before the start-up model: the two checks they carried.
+        default_runtime_name = _effective_default_runtime(facts)
+        if facts.get("cri_disabled"):
+            return [], "the CRI plugin is in disabled_plugins: containerd serves no runtime to the kubelet"
+        if default_runtime_name not in loaded:
+            return [], (f"default_runtime_name {default_runtime_name!r} is not among the loaded runtimes "
+                        f"[{', '.join(loaded)}]: the CRI plugin fails validation and serves no runtime")
+        return loaded, None
+    if startup.get("errors"):
+        return [], "; ".join(startup["errors"])
+    unusable = unusable_runtimes(facts.get("runtimes") or {})
+    return [name for name in loaded if name not in unusable], None
+
+
+def node_runtime_handlers(nodes, node_name):
+    """Named ``status.runtimeHandlers`` of the Node, or None when unknown (absent or empty: containerd
+    1.x, kubelet < 1.30; an empty list never means "no handlers")."""
+    for node in nodes or ():
+        if node.get("name") == node_name:
+            names = sorted({handler.get("name") for handler in node.get("runtime_handlers") or () if handler.get("name")})
+            return names or None
+    return None
+
+
+def _loaded_view(node, nodes, node_name, notes):
+    """``(served, reason, daemon_runtimes, loaded_source, node_handlers)``.
+
+    Loaded = the running daemon's view when the node could read it and the dump came from running containerd
+    there (never for a dump file, maybe another node's capture), else the dump (docs/containerd-loading.md §7: the dump
+    re-reads the files; the daemon may run an older config). ``node.status.runtimeHandlers``, when the
+    Node reports it, is the kubelet's copy of the daemon's list: a handler absent there is not served.
+    A runtime whose BinaryName is missing or not executable is not served either.
+    """
+    facts = node.facts
+    served, reason = served_runtimes(facts)
+    daemon = node.loaded_daemon_view
+    daemon_runtimes, loaded_source = None, "dump"
+    if daemon is not None:
+        daemon_runtimes, loaded_source = daemon["runtimes"], "daemon"
+        if daemon["state"] == "cri_unavailable":
+            served, reason = [], "the running containerd serves no CRI (the CRI plugin failed to load): no runtime is served"
+        else:
+            served, reason = list(daemon["runtimes"]), None
+    elif facts.get("source") != "command" and isinstance(facts.get("daemon"), dict) and facts["daemon"].get("state") != "unknown":
+        notes.append("the running daemon's view is not used: the dump was read from a file, maybe another node's capture")
+    elif isinstance(facts.get("daemon"), dict) and facts["daemon"].get("reason"):
+        notes.append(f"the running daemon's view is unknown ({facts['daemon']['reason']}): judged from the config dump")
+    node_handlers = node_runtime_handlers(nodes, node_name)
+    if node_handlers is not None:
+        absent = sorted(set(served) - set(node_handlers))
+        if absent:
+            notes.append(f"node.status.runtimeHandlers lacks {', '.join(absent)}: counted as not served")
+            served = [name for name in served if name in node_handlers]
+    unrunnable = {name: runtime_binary_problem(facts, runtime_facts(facts, name)) for name in served}
+    for name, problem in sorted(unrunnable.items()):
+        if problem:
+            notes.append(f"runtime {name} cannot run: its {problem['role']} {problem['binary']} {problem['problem']} on the node")
+    served = [name for name in served if not unrunnable[name]]
+    # Only facts parsed from a dump say which runtime_type each runtime has (hand-made facts may leave it out).
+    untyped = sorted(set(served) & set(unusable_runtimes({name: runtime_facts(facts, name) for name in served}))) \
+        if isinstance(facts.get("cri_startup"), dict) else []
+    if untyped:
+        notes.append(f"runtime(s) {', '.join(untyped)} cannot run: runtime_type is empty, so no shim is named")
+        served = [name for name in served if name not in untyped]
+    for note in (facts.get("cri_startup") or {}).get("notes") or ():
+        notes.append(note)
+    return sorted(served), reason, daemon_runtimes, loaded_source, node_handlers
+
+
+def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, cluster=None):
+    """The verdict of one node, without its explanation (``findings`` [] and ``missing_explained`` {}: see
+    ``judge_and_explain``). ``node_labels`` wins; else the labels of ``node_name`` among ``nodes``; else unknown.
+    ``facts``: the ``ansible_facts.containerd`` dict or its ``_facts.NodeFacts``. ``cluster`` is accepted for the
+    callers that pass it; the verdict does not read it.
+    """
+    del cluster
+    node = node_facts(facts)
+    facts = node.facts
+    undecided = (facts.get("cri_startup") or {}).get("undecided")
+    if undecided:
+        # Whether the CRI plugin starts at all is not known: no handler can be proven served, none proven missing.
+        return unknown(node_name, undecided)
+    if node_labels is None:
+        node_labels = labels_of_node(nodes, node_name)
+    default_runtime_name = facts.get("default_runtime_name")
+    requirements, notes = required_handlers(runtimeclasses, node_labels, _effective_default_runtime(facts))
+    if not default_runtime_name:
+        notes.append(
+            f"the loaded configuration names no default_runtime_name (no CRI runtime table): "
+            f"containerd's built-in default {BUILTIN_DEFAULT_RUNTIME!r} is required"
+        )
+    if facts.get("files_examined") is False:
+        notes.append("the node's config files were not examined (a dump judged by itself, no host root): why a handler "
+                     "is missing is not known beyond the dump")
+    loaded, not_served_reason, daemon_runtimes, loaded_source, node_handlers = _loaded_view(node, nodes, node_name, notes)
+    missing = sorted(set(requirements) - set(loaded))
+    if not_served_reason:
+        notes.append(not_served_reason)
+    verdict = _verdict(
+        node_name,
+        MISSING if missing else OK,
+        required_handlers=sorted(requirements),
+        requirements=[{"handler": handler, "required_by": reasons} for handler, reasons in requirements.items()],
+        loaded_runtimes=loaded,
+        configured_runtimes=sorted(facts.get("runtimes") or {}),
+        missing_handlers=missing,
+        default_runtime=default_runtime_name,
+        containerd_version=facts.get("containerd_version"),
+        node_labels_known=node_labels is not None,
+        notes=notes,
+        reason=not_served_reason or ("" if not missing else "required handlers are not loaded"),
+        daemon_runtimes=daemon_runtimes,
+        loaded_source=loaded_source,
+        node_runtime_handlers=node_handlers,
+        files_examined=facts.get("files_examined") is not False,
+        version_source=facts.get("version_source"),
+    )
+    return verdict
+
+
+def judge_and_explain(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, cluster=None):
+    """``judge()``, then ``explain()``, over one NodeFacts: the verdict carrying the findings that explain it."""
+    node = node_facts(facts)
+    verdict = judge(node, runtimeclasses, node_name=node_name, node_labels=node_labels, nodes=nodes)
+    if verdict["status"] == UNKNOWN:
+        return verdict
+    cluster = cluster if cluster is not None else {"runtimeclasses": runtimeclasses, "nodes": nodes or []}
+    return dict(verdict, **explain(verdict, node, cluster))
+
+
+def _effective_default_runtime(facts):
+    return facts.get("default_runtime_name") or BUILTIN_DEFAULT_RUNTIME
+
+
+def unknown(node_name, reason):
+    """A node whose facts or cluster data could not be gathered: it fails, it is never OK."""
+    return _verdict(node_name, UNKNOWN, reason=reason)
+
+
+
+def judge_gathered(
+    *, node_name, facts=None, gather_result=None, runtimeclasses=None, cluster_result=None, nodes=None, node_labels=None
+):
+    """Judge a node from what the run gathered: plain data, or registered Ansible task results.
+
+    ``gather_result`` (a registered ``containerd_facts`` result) stands in for ``facts`` and
+    ``cluster_result`` (a registered ``runtimeclass_info`` result) for ``runtimeclasses``/``nodes``.
+    A result that is absent, failed, was skipped or whose host was unreachable makes the node UNKNOWN.
+    """
+    if facts is None:
+        reason = why_unusable(gather_result, "gathering containerd facts", "no containerd facts were gathered for this node")
+        facts = None if reason else (gather_result.get("ansible_facts") or {}).get("containerd")
+        if facts is None:
+            return unknown(node_name, reason or "gather_result holds no ansible_facts.containerd")
+    if not isinstance(facts.get("runtimes"), dict):
+        return unknown(node_name, "the containerd facts hold no runtimes table (not what containerd_facts returns)")
+
+    if runtimeclasses is None:
+        reason = cluster_not_read(cluster_result)
+        if reason:
+            return unknown(node_name, f"no RuntimeClasses were read: {reason}" if cluster_result is None else reason)
+        runtimeclasses = cluster_result["runtimeclasses"]
+        nodes = nodes if nodes is not None else cluster_result.get("nodes")
+    return judge_and_explain(facts, runtimeclasses, node_name=node_name, node_labels=node_labels, nodes=nodes,
+                             cluster=cluster_result)
+
+
+def _verdict(node_name, status, **fields):
+    result = with_status({
+        "node": node_name,
+        "required_handlers": [],
+        "requirements": [],
+        "loaded_runtimes": [],
+        "configured_runtimes": [],
+        "missing_handlers": [],
+        "default_runtime": None,
+        "containerd_version": None,
+        "node_labels_known": False,
+        "notes": [],
+        "reason": "",
+        "findings": [],
+        "missing_explained": {},
+        "daemon_runtimes": None,
+        "loaded_source": None,
+        "node_runtime_handlers": None,
+        "files_examined": None,
+        "version_source": None,
+    }, status)
+    result.update(fields)
+    result["lines"] = verdict_lines(result)
+    return result
