@@ -31,7 +31,7 @@ def test_each_row_names_the_registered_severities():
 def test_the_registry_holds_the_codes_users_already_match_on():
     # User-visible codes (alerts, dashboards and scripts match on them): renaming one must fail a test.
     assert {"IMPORT_GLOB_MATCHES_NOTHING", "DROPIN_NOT_IMPORTED", "RELATIVE_IMPORT_GLOB", "CONFD_NOT_IMPORTED",
-            "LEGACY_PLUGIN_KEY", "V3_CONFIG_ON_1X", "CRI_TABLE_REPLACED", "MIXED_CONFIG_VERSIONS",
+            "LEGACY_PLUGIN_KEY", "V3_CONFIG_ON_1X", "CRI_TABLE_REPLACED", "ROOT_CRI_SETTING_SHADOWED", "MIXED_CONFIG_VERSIONS",
             "DEFAULT_RUNTIME_UNDEFINED", "DEFAULT_RUNTIME_NOT_RUNC", "RUNTIME_TYPE_MISSING", "RUNTIME_BINARY_MISSING",
             "UNKNOWN_OPTION_KEY", "CDI_SPEC_MISSING", "PENDING_RESTART", "CRI_PLUGIN_FAILS", "CRI_UNAVAILABLE",
             "HANDLER_SERVED_NOWHERE", "RUNTIMECLASS_WITHOUT_NODESELECTOR", "CLUSTER_NOT_READ", "NO_HOST_JUDGED",
