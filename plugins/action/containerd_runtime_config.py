@@ -4,7 +4,7 @@
 
 Round trip 1 (node, stdlib): version, root text, imports expanded with Go Glob, texts, modes, the current dump.
 Controller: ``_render.make_plan`` and the ``_change_*`` decisions. Round trip 2 (node): the candidate tree in a temp
-dir, the real ``containerd config dump`` of it and the Go Glob of its imports. Controller: ``_render_proof``.
+dir, the real ``containerd config dump`` of it and the Go Glob of its imports. Controller: ``_change/proof``.
 The role then writes ``files`` with ``ansible.builtin.copy``. Every text shown (message, plan, diff) has the node's
 credential values redacted; only ``files[].content`` carries them, and the role registers this task with no_log.
 """

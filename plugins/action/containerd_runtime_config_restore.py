@@ -1,7 +1,7 @@
 # Copyright: gpufleet platform team
 # Apache License 2.0 (see galaxy.yml)
 """Decides, on the controller, which files the containerd_runtimes role restores or deletes (``_render.restore_plan``),
-which directories it removes again, and the rollback's message (``_change_rollback``)."""
+which directories it removes again, and the rollback's message (``_change/rollback``)."""
 
 from ansible.plugins.action import ActionBase
 

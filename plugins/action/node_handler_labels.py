@@ -4,7 +4,7 @@
 
 On the controller (the local connection, as the shipped playbooks run it), the kubeconfig and
 certificate paths (options or ``K8S_AUTH_*``) are relative to the directory ansible-playbook runs in, not to the
-playbook's directory, where ansible-core runs local modules (``_controller_paths``).
+playbook's directory, where ansible-core runs local modules (``_action/controller_paths``).
 """
 
 from ansible.plugins.action import ActionBase

@@ -1,6 +1,6 @@
 """The verdict for one node: OK, MISSING (with the handlers) or UNKNOWN.
 
-Pure functions over containerd facts (``_containerd_config``) and normalised RuntimeClasses.
+Pure functions over containerd facts (``_facts/containerd_config``) and normalised RuntimeClasses.
 Loaded = the running daemon's view when the node read it, else the dump. ``judge()`` decides the verdict and
 nothing else; ``_findings.explain()`` then reads the verdict and the facts to say why (the verdict never depends
 on its explanation). ``judge_and_explain()`` and ``judge_gathered()`` do both, in that order, for the entry points —
@@ -34,7 +34,7 @@ def served_runtimes(facts):
     """The runtimes containerd's CRI service can actually hand to pods, and why that set may be empty.
 
     A loaded runtime is served only while the CRI plugin runs, and the plugin refuses to start for the reasons
-    ``_cri_startup`` traces to containerd's source (CRI disabled, ``default_runtime_name`` empty or naming no loaded
+    ``_facts/cri_startup`` traces to containerd's source (CRI disabled, ``default_runtime_name`` empty or naming no loaded
     runtime, its snapshotter disabled or unknown, …); containerd then runs on without CRI, on 1.x and 2.x alike.
     A runtime with an empty ``runtime_type`` is listed but unusable: it is left out.
     """

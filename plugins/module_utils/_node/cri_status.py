@@ -13,7 +13,7 @@ plugin's in-memory config as JSON (docs/containerd-loading.md §6). In order of 
    messages encoded and decoded here by hand (no generated code, no ``protobuf`` package);
 3. otherwise nothing: ``{"source": None, "error": ...}`` and the controller states the view is unknown.
 
-Nothing here interprets the answer; ``_daemon_view`` on the controller does.
+Nothing here interprets the answer; ``_facts/daemon_view`` on the controller does.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -1,6 +1,6 @@
 # Copyright: gpufleet platform team
 # Apache License 2.0 (see galaxy.yml)
-"""The proof of a plan from ``_render``: the candidate tree the node dumps, and the judgement of that dump.
+"""The proof of a plan from ``_change/render``: the candidate tree the node dumps, and the judgement of that dump.
 
 Controller side. ``candidate_tree`` says what the node writes into its temp dir; ``judge_candidate`` reads
 what the real ``containerd config dump`` printed for it with the core (``facts_from_dump``,

@@ -4,7 +4,7 @@
 
 Controller side (``tomllib``). ``make_plan`` takes the node's evidence (root file text, containerd
 version, the files the root's imports resolve to now) and the requested runtimes, and returns the
-preflight errors, the files to write and the imports to add; ``_render_proof`` proves the plan with
+preflight errors, the files to write and the imports to add; ``_change/proof`` proves the plan with
 the real binary. Every rule comes from docs/containerd-loading.md (§ numbers below).
 """
 

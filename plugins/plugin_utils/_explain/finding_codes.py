@@ -3,9 +3,9 @@
 A finding is made only through ``make_finding``, which refuses a code not registered here (or with a severity the
 code does not have), and
 docs/findings.md has one row per code (tests/unit/plugins/plugin_utils/_explain/test_finding_codes.py compares both ways).
-``kind``: ``host`` (one node's rules: ``_host_rules``, ``_rules_config``), ``fleet`` (over every verdict of a run:
+``kind``: ``host`` (one node's rules: ``_explain/host_rules``, ``_explain/rules_config``), ``fleet`` (over every verdict of a run:
 ``_findings.fleet_findings``), ``run`` (a run that cannot vouch for the fleet: ``_summary.fleet_view``), ``overhead``
-(``_overhead``), ``explanation`` (a missing handler's explanation that is no finding: ``missing_explained``).
+(``_explain/overhead``), ``explanation`` (a missing handler's explanation that is no finding: ``missing_explained``).
 """
 
 from collections import namedtuple

@@ -1,6 +1,6 @@
 """What every host rule reads: the facts, the verdict so far, the parsed files and the containerd version.
 
-Also small helpers the rule modules share (``_rules_config``, ``_host_rules``); findings are made by
+Also small helpers the rule modules share (``_explain/rules_config``, ``_explain/host_rules``); findings are made by
 ``_finding_codes.make_finding``.
 """
 

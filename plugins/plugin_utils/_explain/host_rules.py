@@ -2,7 +2,7 @@
 
 Pure controller-side functions. Each rule reads what it needs from the facts (the dump's runtimes and
 the raw evidence next to them) and returns findings; a rule whose evidence is absent returns none.
-File rules (imports, versions) live in ``_rules_config``; runtime and daemon rules here.
+File rules (imports, versions) live in ``_explain/rules_config``; runtime and daemon rules here.
 """
 
 import os

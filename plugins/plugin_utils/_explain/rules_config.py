@@ -1,6 +1,6 @@
 """Host rules about files: imports that load nothing or the wrong thing, and config versions containerd drops.
 
-Pure controller-side functions over a ``HostContext``; see ``_host_rules`` for the runtime and daemon rules.
+Pure controller-side functions over a ``HostContext``; see ``_explain/host_rules`` for the runtime and daemon rules.
 Version gates are the reference's (docs/containerd-loading.md), inclusive on both ends.
 """
 

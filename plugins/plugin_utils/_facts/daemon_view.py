@@ -1,7 +1,7 @@
 """What the *running* containerd has loaded, from its CRI status (controller side, pure).
 
 Input is the ``daemon`` evidence of ``containerd_facts``: the stdout of ``crictl info`` or the
-``StatusResponse`` the node's gRPC client decoded (``_cri_status``). Both become the object crictl
+``StatusResponse`` the node's gRPC client decoded (``_node/cri_status``). Both become the object crictl
 prints (crictl merges the ``info`` map's JSON values into one object next to ``status``,
 ``runtimeHandlers`` and ``features``: cri-tools ``cmd/crictl/util.go`` ``outputStatusData``), then the view::
 

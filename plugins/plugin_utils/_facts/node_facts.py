@@ -3,7 +3,7 @@ named, with every text of the evidence parsed once.
 
 ``ansible_facts.containerd`` (``_containerd_config.facts_from_evidence``) is one JSON dict, because it travels
 between tasks; ``NodeFacts`` splits it for the controller once per judgement: ``dump`` (what ``config dump`` loaded),
-``evidence`` (what the node sent beside it, as sent), ``daemon`` (the running daemon's view, ``_daemon_view``) and
+``evidence`` (what the node sent beside it, as sent), ``daemon`` (the running daemon's view, ``_facts/daemon_view``) and
 ``config_files`` / ``unloaded_dropins`` (the evidence's file texts, parsed here and nowhere else). ``judge()`` and every
 host rule (``_host_context.HostContext``) read this one object.
 """
@@ -83,7 +83,7 @@ def runtime_binary_problem(facts, runtime):
 
 
 def loaded_daemon_view(facts):
-    """The running daemon's view (``_daemon_view`` shape) when the node could read it, else None.
+    """The running daemon's view (``_facts/daemon_view`` shape) when the node could read it, else None.
 
     ``state`` ``serving`` carries ``runtimes``; ``cri_unavailable`` means the daemon answered but serves
     no CRI (``runtimes`` []); ``unknown`` or absent evidence gives None: never assumed equal to the dump.
