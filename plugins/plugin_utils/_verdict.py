@@ -180,7 +180,6 @@ def unknown(node_name, reason):
     return _verdict(node_name, UNKNOWN, reason=reason)
 
 
-
 def judge_gathered(
     *, node_name, facts=None, gather_result=None, runtimeclasses=None, cluster_result=None, nodes=None, node_labels=None
 ):

@@ -20,7 +20,6 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.contai
 )
 
 
-
 def import_globs(facts):
     """The ``import_globs`` evidence with every field of the expected type ([] when absent or unusable)."""
     globs = facts.get("import_globs")

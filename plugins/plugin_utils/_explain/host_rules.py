@@ -147,8 +147,6 @@ def _unknown_options(context, name, runtime):
     return [(option, file, line) for option, (file, line) in sorted(found.items())]
 
 
-
-
 def _cdi_findings(context, name, runtime):
     # The NVIDIA CDI runtime injects devices only from CDI specs (/etc/cdi, /var/run/cdi by default).
     cdi_dirs = listings(context.facts.get("cdi_dirs"))
@@ -172,10 +170,6 @@ def _cdi_findings(context, name, runtime):
 
 
 # -------------------------------------------------------------------------------------- daemon
-
-
-
-
 
 
 def daemon_rules(context):

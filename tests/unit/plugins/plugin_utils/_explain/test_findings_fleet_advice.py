@@ -31,7 +31,6 @@ def judged(node, loaded, required=(), configured=None, verdict=None, daemon=None
     }
 
 
-
 def node(name):
     return {"name": name, "labels": {}, "allocatable": {}, "runtime_handlers": [], "addresses": []}
 
