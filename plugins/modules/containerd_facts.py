@@ -23,6 +23,8 @@ description:
 version_added: 0.1.0
 author:
   - gpufleet platform team (@gpufleet)
+extends_documentation_fragment:
+  - gpufleet.runtime_gate._attributes
 options:
   containerd_bin:
     description:

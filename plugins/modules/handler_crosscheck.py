@@ -27,6 +27,8 @@ description:
 version_added: 0.1.0
 author:
   - gpufleet platform team (@gpufleet)
+extends_documentation_fragment:
+  - gpufleet.runtime_gate._attributes
 options:
   facts:
     description:
