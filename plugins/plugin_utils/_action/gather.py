@@ -35,4 +35,8 @@ def gather_containerd_facts(action, task_vars, node_args):
         facts = facts_from_evidence(module_result["evidence"])
     except RuntimeGateError as error:
         return {"failed": True, "changed": False, "msg": f"{node}: {error}"}
-    return {"changed": False, "ansible_facts": {"containerd": facts}}
+    result = {"changed": False, "ansible_facts": {"containerd": facts}}
+    if module_result.get("deprecations"):
+        # The node module's own (an option's deprecated alias, such as ``daemon``): shown as the task's.
+        result["deprecations"] = module_result["deprecations"]
+    return result
