@@ -21,11 +21,16 @@ import re
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError, cut_text, shown_value
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirements import selector_matches
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import (
+    LEGACY_STATUS_KEY,
+    STATUS_KEY,
+    UNKNOWN,
+    VERDICTS,
+)
 
 DEFAULT_LABEL_PREFIX = "handler.runtime-gate.gpufleet.io"
 SERVED = "served"
-VERDICTS = ("OK", "MISSING", "UNKNOWN")
-UNKNOWN_VERDICT = "UNKNOWN"
+UNKNOWN_VERDICT = UNKNOWN  # the name this file used before the vocabulary module
 # k8s.io/apimachinery/pkg/util/validation: IsQualifiedName (name part) and IsDNS1123Subdomain (prefix).
 LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 LABEL_NAME_MAX = 63
@@ -87,18 +92,20 @@ def judged_by_node(verdicts):
         node = verdict.get("node")
         if not isinstance(node, str) or not node:
             raise RuntimeGateError(f"{where} has no 'node' (the Kubernetes Node name): {shown_value(node)}")
-        status = verdict.get("verdict")
+        # A verdict says its status under STATUS_KEY; older results and verdicts files under LEGACY_STATUS_KEY only.
+        status_key = STATUS_KEY if STATUS_KEY in verdict else LEGACY_STATUS_KEY
+        status = verdict.get(status_key)
         if status not in VERDICTS:
-            raise RuntimeGateError(f"{where} (node '{cut_text(node)}'): 'verdict' is {shown_value(status)}, "
+            raise RuntimeGateError(f"{where} (node '{cut_text(node)}'): '{status_key}' is {shown_value(status)}, "
                                    f"not one of {', '.join(VERDICTS)}")
         loaded = verdict.get("loaded_runtimes")
-        if status != UNKNOWN_VERDICT and (not isinstance(loaded, list) or not all(isinstance(name, str) for name in loaded)):
+        if status != UNKNOWN and (not isinstance(loaded, list) or not all(isinstance(name, str) for name in loaded)):
             raise RuntimeGateError(f"{where} (node '{cut_text(node)}', {status}): 'loaded_runtimes' is "
                                    f"{shown_value(loaded)}, not a list of handler names")
         if node in judged:
             raise RuntimeGateError(f"node '{cut_text(node)}' is judged twice in verdicts ({where}); each Node may have "
                                    "one verdict (two hosts with the same runtime_gate_node_name?)")
-        judged[node] = {"verdict": status, "served": [] if status == UNKNOWN_VERDICT else sorted(set(loaded))}
+        judged[node] = {"verdict": status, "served": [] if status == UNKNOWN else sorted(set(loaded))}
     return judged
 
 

@@ -23,6 +23,8 @@ description:
 version_added: 0.1.0
 author:
   - gpufleet platform team (@gpufleet)
+extends_documentation_fragment:
+  - gpufleet.runtime_gate._attributes
 options:
   containerd_bin:
     description:
@@ -62,7 +64,7 @@ options:
   dump_file:
     description:
       - A file on the node holding the output of C(containerd config dump) to judge instead of running the binary.
-      - The running daemon is then not asked (O(daemon) is ignored), since the file may be another node's capture. The daemon's
+      - The running daemon is then not asked (O(ask_daemon) is ignored), since the file may be another node's capture. The daemon's
         view is reported as unknown with that reason, and the verdict is judged from the file.
       - An empty string counts as unset.
       - A file without the top-level C(version), C(root), C(state) and C(plugins) every dump prints (a C(config.toml), say)
@@ -95,13 +97,16 @@ options:
     type: list
     elements: path
     default: [/etc/cdi, /var/run/cdi]
-  daemon:
+  ask_daemon:
     description:
       - Ask the running daemon for its CRI status (what it has loaded), over O(socket). Not with O(dump_file).
       - Uses C(crictl info) when O(crictl_bin) is found, else a gRPC call through C(grpcio) when the node's Python
         can import it, else records that neither is available (the daemon's view is then unknown, never assumed).
+      - The alias O(daemon) is deprecated and will be removed in 2.0.0; the playbooks call this C(runtime_gate_ask_daemon),
+        the role C(containerd_runtimes_ask_daemon) (see docs/variables.md).
     type: bool
     default: true
+    aliases: [daemon]
   socket:
     description:
       - containerd's gRPC socket. k3s and rke2 use C(/run/k3s/containerd/containerd.sock), k0s C(/run/k0s/containerd.sock).
@@ -134,7 +139,7 @@ notes:
   - Paths inside the dump are the paths containerd resolved on the node.
   - The dump runs from C(/), the daemon's working directory under systemd, so a relative C(imports) glob resolves
     as the daemon resolves it (containerd 1.6.0-1.6.28 and 1.7.0-1.7.15 glob it from the working directory).
-  - The running daemon's view (O(daemon)) is what tells a stale daemon from its files; without crictl or grpcio on
+  - The running daemon's view (O(ask_daemon)) is what tells a stale daemon from its files; without crictl or grpcio on
     the node it is unknown, never assumed equal to the dump.
 seealso:
   - module: gpufleet.runtime_gate.handler_crosscheck
@@ -226,6 +231,15 @@ ansible_facts:
               runtime_type: io.containerd.runc.v2
               binary_name: /usr/bin/nvidia-container-runtime
               options: {BinaryName: /usr/bin/nvidia-container-runtime}
+        cri_startup:
+          description:
+            - What the CRI plugin does with the loaded configuration. C(errors) are sentences why it does not start (then
+              no runtime is served); C(notes) qualify it; C(undecided) (containerd 1.x) says why the dump alone cannot tell
+              whether it starts, which makes the node UNKNOWN (null when the dump tells); C(default_runtime_empty) whether the dump's
+              C(default_runtime_name) is the empty string.
+            - A runtime the plugin creates from a deprecated 1.x table carries C(created_from_deprecated_table) in RV(ansible_facts.containerd.runtimes).
+          type: dict
+          sample: {errors: [], notes: [], undecided: null, default_runtime_empty: false}
         ignored_runtimes:
           description: Runtimes written under the plugin key this config version ignores, by key.
           type: dict

@@ -35,6 +35,8 @@ description:
 version_added: 0.2.0
 author:
   - gpufleet platform team (@gpufleet)
+extends_documentation_fragment:
+  - gpufleet.runtime_gate._attributes
 options:
   runtimes:
     description:
@@ -198,9 +200,21 @@ changed_files:
   returned: success
   type: list
   elements: str
-plan:
-  description: The plan (C(load_order), C(imports_added), C(config_version), C(dropin_version), C(cri_plugin), C(notes), C(errors)).
+msg:
+  description:
+    - On success, one line naming the node, the containerd release that proved the candidate and the files it would write
+      (or C(nothing to change)).
+    - On a refusal, the node and every reason the change was refused, credentials redacted.
   returned: always
+  type: str
+  sample: "gpu-node-01: proven with containerd 2.2.9; would write /etc/containerd/conf.d/99-gpufleet.toml"
+plan:
+  description:
+    - The plan (C(load_order), C(imports_added), C(config_version), C(dropin_version), C(cri_plugin), C(notes), C(errors)),
+      file contents redacted.
+  returned: >-
+    success, and when the plan or its proof refused the change; absent when the inputs were refused before the node
+    was read, or reading the node's config tree failed
   type: dict
 proof:
   description: What the real C(config dump) of the candidate loaded (C(loaded_runtimes), C(default_runtime), C(containerd_version)).
@@ -246,8 +260,8 @@ create_dirs:
   type: list
   elements: dict
 guard_lines:
-  description: The default runtime guard's lines when it refused.
-  returned: failure
+  description: The default runtime guard's lines; empty unless the guard refused the change.
+  returned: when the plan's checks or the candidate's proof refused the change
   type: list
   elements: str
 """

@@ -23,6 +23,8 @@ description:
 version_added: 0.2.0
 author:
   - gpufleet platform team (@gpufleet)
+extends_documentation_fragment:
+  - gpufleet.runtime_gate._attributes
 options:
   mode:
     description:
@@ -107,7 +109,11 @@ EXAMPLES = r"""
 
 RETURN = r"""
 version_text:
-  description: Output of C(containerd --version).
+  description: Output of C(containerd --version); null when it failed (see RV(version_error)).
+  returned: O(mode=gather)
+  type: str
+version_error:
+  description: Why C(containerd --version) failed (its stderr, or its exit status); null when it succeeded.
   returned: O(mode=gather)
   type: str
 root_text:
@@ -119,10 +125,21 @@ root_imports:
   returned: O(mode=gather)
   type: list
   elements: str
+root_imports_error:
+  description: Why the root's top-level C(imports) could not be read; null when it was read, absent or the root does not exist.
+  returned: O(mode=gather)
+  type: str
 globs:
   description: Each expanded pattern mapped to its sorted matches.
   returned: always
   type: dict
+glob_errors:
+  description:
+    - One message per pattern of the candidate tree that cannot be expanded as containerd would (O(mode=validate));
+      empty when every pattern expanded. In O(mode=gather) such a pattern fails the task instead.
+  returned: O(mode=validate)
+  type: list
+  elements: str
 texts:
   description: Text of every file a pattern matched (O(mode=gather)).
   returned: O(mode=gather)

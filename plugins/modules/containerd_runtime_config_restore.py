@@ -17,6 +17,8 @@ description:
 version_added: 0.2.0
 author:
   - gpufleet platform team (@gpufleet)
+extends_documentation_fragment:
+  - gpufleet.runtime_gate._attributes
 options:
   written:
     description:

@@ -27,6 +27,8 @@ description:
 version_added: 0.1.0
 author:
   - gpufleet platform team (@gpufleet)
+extends_documentation_fragment:
+  - gpufleet.runtime_gate._attributes
 options:
   facts:
     description:
@@ -125,8 +127,19 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-verdict:
+node:
+  description: The node judged (O(node_name)).
+  returned: always
+  type: str
+  sample: gpu-node-02
+status:
   description: C(OK), C(MISSING) or C(UNKNOWN).
+  returned: always
+  type: str
+  sample: MISSING
+verdict:
+  description:
+    - Deprecated, use RV(status); the same value. Kept for playbooks written before RV(status) (removal not before 2.0.0).
   returned: always
   type: str
   sample: MISSING
@@ -227,4 +240,14 @@ node_runtime_handlers:
   returned: always
   type: list
   elements: str
+files_examined:
+  description:
+    - Whether the node's config files were examined besides the dump; false for a dump judged by itself (no host root),
+      when why a handler is missing is not known beyond the dump. Null when UNKNOWN.
+  returned: always
+  type: bool
+version_source:
+  description: Where the containerd release came from (for example C(`containerd --version` on the node)); null when UNKNOWN or not known.
+  returned: always
+  type: str
 """

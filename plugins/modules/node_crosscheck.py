@@ -63,7 +63,7 @@ options:
   dump_file:
     description:
     - A file on the node holding the output of C(containerd config dump) to judge instead of running the binary.
-    - The running daemon is then not asked (O(daemon) is ignored), since the file may be another node's capture. The daemon's
+    - The running daemon is then not asked (O(ask_daemon) is ignored), since the file may be another node's capture. The daemon's
       view is reported as unknown with that reason, and the verdict is judged from the file.
     - An empty string counts as unset.
     - A file without the top-level C(version), C(root), C(state) and C(plugins) every dump prints (a C(config.toml), say)
@@ -99,13 +99,16 @@ options:
     default:
     - /etc/cdi
     - /var/run/cdi
-  daemon:
+  ask_daemon:
     description:
     - Ask the running daemon for its CRI status (what it has loaded), over O(socket). Not with O(dump_file).
     - Uses C(crictl info) when O(crictl_bin) is found, else a gRPC call through C(grpcio) when the node's Python can import
       it, else records that neither is available (the daemon's view is then unknown, never assumed).
+    - The alias O(daemon) is deprecated and will be removed in 2.0.0; the playbooks call this C(runtime_gate_ask_daemon),
+      the role C(containerd_runtimes_ask_daemon) (see docs/variables.md).
     type: bool
     default: true
+    aliases: [daemon]
   socket:
     description:
     - containerd's gRPC socket. k3s and rke2 use C(/run/k3s/containerd/containerd.sock), k0s C(/run/k0s/containerd.sock).
@@ -188,8 +191,19 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-verdict:
+node:
+  description: The node judged (O(node_name)).
+  returned: always
+  type: str
+  sample: gpu-node-02
+status:
   description: C(OK), C(MISSING) or C(UNKNOWN).
+  returned: always
+  type: str
+  sample: MISSING
+verdict:
+  description:
+    - Deprecated, use RV(status); the same value. Kept for playbooks written before RV(status) (removal not before 2.0.0).
   returned: always
   type: str
   sample: MISSING
@@ -290,4 +304,14 @@ node_runtime_handlers:
   returned: always
   type: list
   elements: str
+files_examined:
+  description:
+    - Whether the node's config files were examined besides the dump; false for a dump judged by itself (no host root),
+      when why a handler is missing is not known beyond the dump. Null when UNKNOWN.
+  returned: always
+  type: bool
+version_source:
+  description: Where the containerd release came from (for example C(`containerd --version` on the node)); null when UNKNOWN or not known.
+  returned: always
+  type: str
 """

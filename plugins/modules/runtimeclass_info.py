@@ -25,6 +25,7 @@ description:
   - Both sources give the same normalised shape, so later checks do not care where the data came from.
   - Run it once per play (C(run_once) plus C(delegate_to=localhost)); the cluster view is the same for every host.
 extends_documentation_fragment:
+  - gpufleet.runtime_gate._attributes
   - gpufleet.runtime_gate.k8s_auth_options
   - gpufleet.runtime_gate.k8s_auth_options.request_timeout
 options:
@@ -265,8 +266,6 @@ http_status:
   sample: 403
 """
 
-import copy
-
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import (
@@ -284,19 +283,11 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import
     insecure_warning,
     list_cluster_objects,
 )
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.runtimeclass_info import get_runtimeclass_info_argument_spec
 
 
 def main():
-    argument_spec = copy.deepcopy(AUTH_ARG_SPEC)
-    argument_spec.update(
-        src={"type": "path"},
-        nodes={"type": "bool", "default": False},
-        pods={"type": "bool", "default": False},
-        page_size={"type": "int", "default": 500},
-        request_timeout={"type": "int", "default": 30},
-    )
-    argument_spec.update(copy.deepcopy(LIMIT_ARG_SPEC))
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    module = AnsibleModule(**get_runtimeclass_info_argument_spec())
     params = module.params
     for positive in ("page_size", "request_timeout", *LIMIT_ARG_SPEC):
         if params[positive] < 1:

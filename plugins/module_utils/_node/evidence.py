@@ -170,10 +170,11 @@ def gather_surroundings(params, evidence):
         evidence["daemon"] = {"source": None, "socket": params["socket"],
                               "error": "not asked: the dump was read from dump_file, maybe another node's capture, which "
                                        "this node's running daemon says nothing about"}
-    elif params["daemon"]:
+    # ``daemon``: the option's old name, still what callers that build the parameters themselves pass.
+    elif params.get("ask_daemon", params.get("daemon")):
         evidence["daemon"] = daemon_status(params["socket"], params["crictl_bin"], params["timeout"])
     else:
-        evidence["daemon"] = {"source": None, "socket": params["socket"], "error": "not asked (daemon: false)"}
+        evidence["daemon"] = {"source": None, "socket": params["socket"], "error": "not asked (ask_daemon: false)"}
     if not evidence["files_examined"]:
         return redact_evidence(evidence)
     host_root = params.get("host_root") or "/"

@@ -51,7 +51,7 @@ PLAYBOOK = """
         socket: "{{ socket }}"
         crictl_bin: "{{ crictl_bin | default('/nonexistent/crictl') }}"
         dump_file: "{{ dump_file | default(omit) }}"
-        daemon: "{{ ask_daemon | default(true) }}"
+        ask_daemon: "{{ ask_daemon | default(true) }}"
         dropin_dirs: "{{ dropin_dirs | default(omit) }}"
         cdi_spec_dirs: "{{ cdi_spec_dirs | default(omit) }}"
       register: gathered

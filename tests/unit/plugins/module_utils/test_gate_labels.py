@@ -186,3 +186,12 @@ def test_the_whole_plan_feeds_the_binding():
     binding = plan_binding(runtimeclass("nvidia", "nvidia", POOL), plan["labels_after"])
     # After the run: ok carries the label, missing lost it, the unjudged node keeps its (unverified) one.
     assert binding["labelled_nodes"] == ["ok", "unjudged"] and binding["unlabelled_nodes"] == ["missing"]
+
+
+def test_a_verdict_is_read_from_its_status_key():
+    """A verdict that says its status only under ``status`` (the deprecated ``verdict`` key absent) is read."""
+    (entry,) = plan_labels([{"node": "n1", "status": "UNKNOWN"}], {"n1": {NVIDIA: "served"}})["nodes"]
+    assert entry["remove"] == [NVIDIA] and entry["served"] == []
+    with pytest.raises(RuntimeGateError) as refused:
+        plan_labels([{"node": "n1", "status": "ok", "verdict": "OK", "loaded_runtimes": []}], {"n1": {}})
+    assert "'status' is 'ok'" in str(refused.value)
