@@ -26,8 +26,8 @@ from support.containerd_daemons import Release, config_dump, containerd_wrapper,
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import facts_from_evidence
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge
-from ansible_collections.gpufleet.runtime_gate.plugins.modules.containerd_facts import gather, gather_surroundings
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_and_explain
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.evidence import gather, gather_surroundings
 
 MODES = ("live", "dump", "dump+root")
 RUNTIMECLASSES = [{"name": f"rc-{handler}", "handler": handler, "node_selector": None, "overhead_pod_fixed": None,
@@ -51,7 +51,7 @@ def verdict_for(params):
         facts = facts_from_evidence(gather_surroundings(params, evidence))
     except RuntimeGateError as failure:
         return None, str(failure)
-    return judge(facts, RUNTIMECLASSES, node_name="node", node_labels={}), None
+    return judge_and_explain(facts, RUNTIMECLASSES, node_name="node", node_labels={}), None
 
 
 def judge_tree(tree: Tree, release: Release, crictl_bin: str) -> dict:

@@ -12,7 +12,7 @@ from support.tools import require_tool
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import facts_from_evidence
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_and_explain
-from ansible_collections.gpufleet.runtime_gate.plugins.modules.containerd_facts import gather, gather_surroundings
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.evidence import gather, gather_surroundings
 
 CONTAINERD = "/usr/bin/containerd"
 GPU_LABELS = {"nvidia.com/gpu.present": "true", "gpufleet.example/pool": "main"}

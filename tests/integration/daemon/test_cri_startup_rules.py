@@ -17,7 +17,7 @@ import pytest
 from support.containerd_daemons import config_dump, crictl, releases, remove_daemon, served_by_daemon, start_daemon
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import facts_from_dump, root_config_summary
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge, judge_and_explain
 
 V2 = 'version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n'
 CRI2 = '[plugins."io.containerd.grpc.v1.cri"]\n'
@@ -103,7 +103,7 @@ def test_the_daemon_and_the_verdict_agree_on_the_cri_plugin(case, release_name):
     # The root file's own version is read as containerd_facts reads it (on 1.x it decides how disabled_plugins matches).
     root_config = root_config_summary(text, "/etc/containerd/config.toml")
     facts = facts_from_dump(dumped.stdout, source="file", source_name="the dump", root_config=root_config)
-    verdict = judge(facts, [], node_name="node", node_labels={})
+    verdict = judge_and_explain(facts, [], node_name="node", node_labels={})
     alone = judge(facts_from_dump(dumped.stdout, source="file", source_name="the dump"), [], node_name="node", node_labels={})
     if 'disabled_plugins = ["io.containerd.' in text and release_name in ONE_X:
         # The 1.x dump prints version = 2 and the list as written whatever the root said: alone, it cannot decide a URI

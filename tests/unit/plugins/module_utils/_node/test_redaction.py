@@ -114,7 +114,7 @@ def test_containerd_s_own_error_quoting_a_credential_never_reaches_the_message(t
     """containerd 1.6 says `Can't convert 918273645(int64) to string` for a password of the wrong type, and
     `Can't convert auth-as-string-secret(string) to config.AuthConfig` for an auth table written as a string."""
     require_tool(os.access("/usr/bin/containerd", os.X_OK), "needs Debian's containerd 1.6")
-    from ansible_collections.gpufleet.runtime_gate.plugins.modules.containerd_facts import gather
+    from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.evidence import gather
 
     (tmp_path / "conf.d").mkdir()
     config = tmp_path / "config.toml"

@@ -11,7 +11,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_obj
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import facts_from_evidence
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import fleet_findings, runtimeclass_summary
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_and_explain, unknown
-from ansible_collections.gpufleet.runtime_gate.plugins.modules.containerd_facts import gather, gather_surroundings
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.evidence import gather, gather_surroundings
 
 DEMO = REPO_ROOT / "inventory" / "demo"
 CLUSTER = read_manifest_file(str(DEMO / "cluster.yaml"))
