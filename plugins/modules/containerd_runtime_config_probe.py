@@ -181,8 +181,11 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.gather
     read_text_file,
     run_command,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.imports import import_matches
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.imports import imports_loaded
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.toml_imports import read_top_level_imports
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.containerd_runtime_config_probe import (
+    get_containerd_runtime_config_probe_argument_spec,
+)
 
 PLACEHOLDER = "@@CANDIDATE@@"
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -246,20 +249,6 @@ def _listing(path):
         return None
 
 
-def _expand(patterns, importer, version):
-    """Each pattern, as an ``imports`` entry of ``importer``, mapped to the files containerd ``version`` loads for it."""
-    globs, errors = {}, []
-    for pattern in patterns:
-        if pattern in globs:
-            continue
-        matches, error = import_matches(pattern, importer, version)
-        if error:
-            errors.append("import pattern %r: %s" % (pattern, error))
-        else:
-            globs[pattern] = matches
-    return globs, errors
-
-
 def gather(module, binary):
     params = module.params
     config_path = params["config_path"]
@@ -269,7 +258,7 @@ def gather(module, binary):
         module.fail_json(msg="root config " + root_error)
     root_imports, imports_error = (None, None) if root_text is None else read_top_level_imports(root_text)
     patterns = list(root_imports or []) + list(params["patterns"])
-    globs, glob_errors = _expand(patterns, config_path, version_tuple)
+    globs, glob_errors = imports_loaded(patterns, config_path, version_tuple)
     if glob_errors:
         module.fail_json(msg="; ".join(glob_errors))
     texts = {}
@@ -317,7 +306,7 @@ def validate(module, binary):
             with open(place(destination), "w") as handle:
                 handle.write(text.replace(PLACEHOLDER, tmp))
         config_path = params["config_path"].replace(PLACEHOLDER, tmp)
-        globs, glob_errors = _expand([p.replace(PLACEHOLDER, tmp) for p in params["patterns"]], config_path,
+        globs, glob_errors = imports_loaded([p.replace(PLACEHOLDER, tmp) for p in params["patterns"]], config_path,
                                      _version(binary, params["timeout"])[1])
         dump = _run([binary, "--config", config_path, "config", "dump"], params["timeout"])
     except (OSError, IOError) as error:
@@ -331,21 +320,7 @@ def validate(module, binary):
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            mode=dict(type="str", choices=["gather", "validate"], required=True),
-            containerd_bin=dict(type="str", default="containerd"),
-            config_path=dict(type="str", default="/etc/containerd/config.toml"),
-            patterns=dict(type="list", elements="str", default=[]),
-            write_paths=dict(type="list", elements="str", default=[]),
-            binaries=dict(type="list", elements="str", default=[]),
-            list_dirs=dict(type="list", elements="str", default=[]),
-            files=dict(type="dict", default={}),
-            copy_files=dict(type="dict", default={}),
-            timeout=dict(type="int", default=60),
-        ),
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(**get_containerd_runtime_config_probe_argument_spec())
     binary = find_executable(module.params["containerd_bin"])
     if not binary:
         module.fail_json(msg="containerd binary '%s' was not found (not in PATH or not executable)" % module.params["containerd_bin"])

@@ -149,3 +149,21 @@ def import_matches(declared, importer, version, host_root="/"):
     if expansion["matches_from_cwd"] is not None and relative_globs_from_cwd(version):
         return expansion["matches_from_cwd"], expansion["error"]
     return expansion["matches"], expansion["error"]
+
+
+def imports_loaded(patterns, importer, version, host_root="/"):
+    """``(globs, errors)``: each pattern, as an ``imports`` entry of ``importer``, mapped to the files containerd
+    ``version`` (a tuple, or None) loads for it (``import_matches``); a pattern Go's Glob refuses is left out and named
+    in ``errors``. The role's probe asks this for the root's imports and the patterns it plans, now and in the
+    candidate tree.
+    """
+    globs, errors = {}, []
+    for pattern in patterns:
+        if pattern in globs:
+            continue
+        matches, error = import_matches(pattern, importer, version, host_root)
+        if error:
+            errors.append("import pattern %r: %s" % (pattern, error))
+        else:
+            globs[pattern] = matches
+    return globs, errors

@@ -225,6 +225,10 @@ def _declares_cri(document):
     return isinstance(plugins, dict) and (CRI_PLUGIN_V2 in plugins or "cri" in plugins)
 
 
+class PlanRefused(Exception):
+    """A step of ``make_plan`` that refuses the plan; its arguments are the error messages (one or more)."""
+
+
 def make_plan(
     *,
     root_path,
@@ -248,8 +252,32 @@ def make_plan(
     Returns ``{"errors", "guard_lines", "notes", "files": [{"path", "content"}] (drop-in first, root
     last), "imports_added", "load_order", "config_version", "dropin_version", "cri_plugin",
     "expected": {"runtimes": {name: table}, "default_runtime"}}``.
+
+    The steps, each its own function: the inputs (``new_plan``), the root file (``root_candidate``), the drop-in's
+    version (``dropin_version_of``), the import that loads the drop-in (``root_imports_with_dropin``), the files
+    loaded today (``loaded_documents``), the runtime merge (``dropin_document``) and the files to write
+    (``planned_files``). The first step that refuses ends the plan with its errors.
     """
-    plan = {
+    plan = new_plan(root_path=root_path, runtimes=runtimes, dropin_dir=dropin_dir, dropin_name=dropin_name,
+                    import_pattern=import_pattern, containerd_version=containerd_version, default_runtime=default_runtime,
+                    current_default_runtime=current_default_runtime, allow_default_change=allow_default_change)
+    dropin_path = posixpath.join(dropin_dir, dropin_name)
+    import_pattern = import_pattern or posixpath.join(dropin_dir, "*.toml")
+    try:
+        _fill_plan(plan, root_path=root_path, root_text=root_text, containerd_version=containerd_version,
+                   runtimes=runtimes, dropin_path=dropin_path, import_pattern=import_pattern,
+                   manage_root_config=manage_root_config, root_settings=root_settings, default_runtime=default_runtime,
+                   allow_default_change=allow_default_change, current_default_runtime=current_default_runtime,
+                   glob_matches=glob_matches or {}, imported_texts=imported_texts or {}, cri_settings=cri_settings)
+    except PlanRefused as refused:
+        plan["errors"].extend(refused.args)
+    return plan
+
+
+def new_plan(*, root_path, runtimes, dropin_dir, dropin_name, import_pattern, containerd_version, default_runtime,
+             current_default_runtime, allow_default_change):
+    """The empty plan, with the errors of the inputs alone (names, paths) and the runtimes it must make loaded."""
+    return {
         "errors": input_errors(root_path=root_path, runtimes=runtimes, dropin_dir=dropin_dir, dropin_name=dropin_name,
                                import_pattern=import_pattern),
         "guard_lines": [],
@@ -267,27 +295,51 @@ def make_plan(
         "current_default_runtime": current_default_runtime,
         "allow_default_change": allow_default_change,
     }
-    errors = plan["errors"]
-    dropin_path = posixpath.join(dropin_dir, dropin_name)
-    import_pattern = import_pattern or posixpath.join(dropin_dir, "*.toml")
-    glob_matches = glob_matches or {}
-    imported_texts = imported_texts or {}
+
+
+def _fill_plan(plan, *, root_path, root_text, containerd_version, runtimes, dropin_path, import_pattern,
+               manage_root_config, root_settings, default_runtime, allow_default_change, current_default_runtime,
+               glob_matches, imported_texts, cri_settings):
+    """``make_plan``'s steps in order, filling ``plan``; raises ``PlanRefused`` at the first step that refuses."""
     try:
         config_version, _binary_key = config_target(containerd_version)
     except RuntimeGateError as error:
-        errors.append(str(error))
-        return plan
+        raise PlanRefused(str(error)) from None
     plan["config_version"] = config_version
-    if errors:
-        return plan
+    if plan["errors"]:
+        return
     if not import_covers(import_pattern, dropin_path):
-        errors.append(
+        raise PlanRefused(
             f"containerd_runtimes_import_pattern {import_pattern!r} does not match the drop-in {dropin_path!r} "
             "(Go filepath.Match: '*' never crosses '/'): containerd would never load it"
         )
-        return plan
+    root_document, candidate_root = root_candidate(root_path, root_text, config_version, import_pattern,
+                                                   manage_root_config=manage_root_config, root_settings=root_settings)
+    dropin_version = dropin_version_of(root_path, root_document, config_version, containerd_version)
+    plan.update(dropin_version=dropin_version, cri_plugin=cri_key_for(dropin_version))
+    imports, candidate_root, plan["imports_added"] = root_imports_with_dropin(
+        root_path, root_document, candidate_root, dropin_path, import_pattern, manage_root_config=manage_root_config)
+    plan["load_order"] = order = load_order(root_path, imports, glob_matches, [dropin_path])
+    if dropin_path not in order:
+        raise PlanRefused(f"no import of root config {root_path} loads the drop-in {dropin_path}")
+    documents = loaded_documents(order, root_path, root_document, dropin_path, imported_texts)
+    document = dropin_document(plan, order, documents, dropin_path, runtimes, default_runtime=default_runtime,
+                               current_default_runtime=current_default_runtime, imported_texts=imported_texts,
+                               cri_settings=cri_settings,
+                               settings_name_default=manage_root_config and _sets_default_in(root_settings))
+    if plan["errors"]:
+        return
+    if default_runtime and default_runtime != current_default_runtime and not allow_default_change:
+        raise PlanRefused(default_change_error(plan, default_runtime))
+    refusals = _unwritable_runtime_errors(runtimes)
+    if refusals:
+        raise PlanRefused(*refusals)
+    plan["files"] = planned_files(root_path, root_text, candidate_root, dropin_path, document)
 
-    # The root file: owned (rendered whole) or the node's own (only an import may be added).
+
+def root_candidate(root_path, root_text, config_version, import_pattern, *, manage_root_config, root_settings):
+    """``(root document, candidate root text)``: owned, rendered whole from ``root_settings`` (its imports and the
+    drop-in's pattern); otherwise the node's own file as it is (only an import may be added later)."""
     if manage_root_config:
         settings = {k: v for k, v in (root_settings or {}).items() if k not in ("version", "imports")}
         if config_version >= 4:
@@ -295,67 +347,61 @@ def make_plan(
         kept_imports = [entry for entry in (root_settings or {}).get("imports", []) if isinstance(entry, str)]
         root_document = {"version": config_version, **settings, "imports": kept_imports + [import_pattern]}
         try:
-            candidate_root = MANAGED_HEADER + dumps(root_document)
+            return root_document, MANAGED_HEADER + dumps(root_document)
         except TomlWriteError as error:
-            errors.append(f"containerd_runtimes_root_settings: {error}")
-            return plan
-    else:
-        if root_text is None:
-            errors.append(
-                f"root config {root_path} does not exist and containerd_runtimes_manage_root_config is false: "
-                "the role edits only a root file that exists (or set manage_root_config to render one)"
-            )
-            return plan
-        try:
-            root_document = tomllib.loads(root_text)
-        except tomllib.TOMLDecodeError as error:
-            errors.append(f"root config {root_path} is not valid TOML: {error}")
-            return plan
-        candidate_root = root_text
+            raise PlanRefused(f"containerd_runtimes_root_settings: {error}") from None
+    if root_text is None:
+        raise PlanRefused(
+            f"root config {root_path} does not exist and containerd_runtimes_manage_root_config is false: "
+            "the role edits only a root file that exists (or set manage_root_config to render one)"
+        )
+    try:
+        return tomllib.loads(root_text), root_text
+    except tomllib.TOMLDecodeError as error:
+        raise PlanRefused(f"root config {root_path} is not valid TOML: {error}") from None
 
+
+def dropin_version_of(root_path, root_document, config_version, containerd_version):
+    """The drop-in's ``version``: the root file's own, never the dump's (§3: mixing versions loses settings)."""
     root_version = root_document.get("version") or 1
     if not isinstance(root_version, int) or isinstance(root_version, bool):
-        errors.append(f"root config {root_path}: version is {root_version!r}, expected an integer")
-        return plan
+        raise PlanRefused(f"root config {root_path}: version is {root_version!r}, expected an integer")
     if root_version > config_version:
-        errors.append(
+        raise PlanRefused(
             f"root config {root_path} has version = {root_version}, above the {config_version} that containerd "
             f"{containerd_version} reads: 1.6.0-1.6.31/1.7.0-1.7.16 silently ignore its tables, later releases refuse "
             "to start (set containerd_runtimes_manage_root_config to render a root for this containerd)"
         )
-        return plan
     if root_version < 2:
-        errors.append(
+        raise PlanRefused(
             f"root config {root_path} is version {root_version} (no version key): the drop-in would be version 2 or "
             "later, above the root's version; an unversioned file reads plugins by short ID, so add `version = 2` "
             "(or manage the root config)"
         )
-        return plan
-    # The drop-in takes the root file's own version, never the dump's (§3: mixing versions loses settings).
-    dropin_version = root_version
-    cri_plugin = cri_key_for(dropin_version)
-    plan.update(dropin_version=dropin_version, cri_plugin=cri_plugin)
+    return root_version
 
+
+def root_imports_with_dropin(root_path, root_document, candidate_root, dropin_path, import_pattern, *,
+                             manage_root_config):
+    """``(imports, candidate root text, imports added)``: the root's imports, with ``import_pattern`` appended
+    (to the node's own text too) when none of them loads the drop-in."""
     imports = root_document.get("imports") or []
     if not isinstance(imports, list) or not all(isinstance(entry, str) for entry in imports):
-        errors.append(f"root config {root_path}: imports is not an array of strings")
-        return plan
-    if not any(import_covers(entry, dropin_path) for entry in imports):
-        plan["imports_added"] = [import_pattern]
-        if not manage_root_config:
-            try:
-                candidate_root = add_import(root_text, import_pattern)
-            except TomlWriteError as error:
-                errors.append(f"root config {root_path}: {error}")
-                return plan
-        imports = imports + [import_pattern]
-    order = load_order(root_path, imports, glob_matches, [dropin_path])
-    plan["load_order"] = order
-    if dropin_path not in order:
-        errors.append(f"no import of root config {root_path} loads the drop-in {dropin_path}")
-        return plan
+        raise PlanRefused(f"root config {root_path}: imports is not an array of strings")
+    if any(import_covers(entry, dropin_path) for entry in imports):
+        return imports, candidate_root, []
+    if not manage_root_config:
+        try:
+            candidate_root = add_import(candidate_root, import_pattern)
+        except TomlWriteError as error:
+            raise PlanRefused(f"root config {root_path}: {error}") from None
+    return imports + [import_pattern], candidate_root, [import_pattern]
 
-    documents = {}
+
+def loaded_documents(order, root_path, root_document, dropin_path, imported_texts):
+    """``{path: parsed document}`` of the files in load ``order`` whose text the node sent (the drop-in excluded: it
+    is rewritten); refuses with one error per file that is not valid TOML."""
+    documents, errors = {}, []
     for path in order:
         if path == root_path:
             documents[path] = root_document
@@ -365,46 +411,49 @@ def make_plan(
             except tomllib.TOMLDecodeError as error:
                 errors.append(f"imported file {path} is not valid TOML: {error}")
     if errors:
-        return plan
+        raise PlanRefused(*errors)
+    return documents
 
+
+def dropin_document(plan, order, documents, dropin_path, runtimes, *, default_runtime, current_default_runtime,
+                    imported_texts, cri_settings, settings_name_default):
+    """The runtime merge: the drop-in's document, the requested runtimes in the CRI table of ``plan``'s version.
+
+    containerd 1.x (config version 2) replaces a plugin's table whole, so the drop-in carries the table loaded
+    before it (``_carry_cri_table``, which records its refusals and notes in ``plan``); 2.x merges tables, so the
+    drop-in names only the requested runtimes. ``settings_name_default``: a managed root whose root_settings name a
+    default names it as an input, so that one is written, not today's.
+    """
     requested = {runtime["name"]: runtime_table(runtime) for runtime in runtimes}
-    if config_version == 2:
-        # A managed root whose root_settings name a default names it as an input: that one is written, not today's.
-        settings_name_default = manage_root_config and _sets_default_in(root_settings)
-        dropin_document = _carry_cri_table(plan, order, documents, dropin_path, requested, default_runtime,
-                                           None if settings_name_default else current_default_runtime,
-                                           inherits={r["name"]: r["inherit"] for r in runtimes if r.get("inherit")},
-                                           cri_settings=cri_settings)
-    else:
-        containerd_table = {}
-        if default_runtime:
-            containerd_table["default_runtime_name"] = default_runtime
-        elif current_default_runtime and _sets_default(imported_texts.get(dropin_path)):
-            # "Leave it as it is": an earlier run's drop-in set today's default; rewritten without it, it would revert.
-            containerd_table["default_runtime_name"] = current_default_runtime
-        containerd_table["runtimes"] = requested
-        dropin_document = {"version": dropin_version, "plugins": {cri_plugin: {**(cri_settings or {}), "containerd": containerd_table}}}
-        if default_runtime and default_runtime not in requested:
-            plan["notes"].append(f"default runtime {default_runtime!r} must come from another file; the dump proves it")
-    if errors:
-        return plan
+    if plan["config_version"] == 2:
+        return _carry_cri_table(plan, order, documents, dropin_path, requested, default_runtime,
+                                None if settings_name_default else current_default_runtime,
+                                inherits={r["name"]: r["inherit"] for r in runtimes if r.get("inherit")},
+                                cri_settings=cri_settings)
+    containerd_table = {}
+    if default_runtime:
+        containerd_table["default_runtime_name"] = default_runtime
+    elif current_default_runtime and _sets_default(imported_texts.get(dropin_path)):
+        # "Leave it as it is": an earlier run's drop-in set today's default; rewritten without it, it would revert.
+        containerd_table["default_runtime_name"] = current_default_runtime
+    containerd_table["runtimes"] = requested
+    document = {"version": plan["dropin_version"],
+                "plugins": {plan["cri_plugin"]: {**(cri_settings or {}), "containerd": containerd_table}}}
+    if default_runtime and default_runtime not in requested:
+        plan["notes"].append(f"default runtime {default_runtime!r} must come from another file; the dump proves it")
+    return document
 
-    if default_runtime and default_runtime != current_default_runtime and not allow_default_change:
-        errors.append(default_change_error(plan, default_runtime))
-        return plan
 
-    errors.extend(_unwritable_runtime_errors(runtimes))
-    if errors:
-        return plan
+def planned_files(root_path, root_text, candidate_root, dropin_path, document):
+    """The files to write, drop-in first, the root last and only when its text changes."""
     try:
-        dropin_text = MANAGED_HEADER + dumps(dropin_document)
+        dropin_text = MANAGED_HEADER + dumps(document)
     except TomlWriteError as error:
-        errors.append(f"drop-in {dropin_path}: {error}")
-        return plan
-    plan["files"].append({"path": dropin_path, "content": dropin_text})
+        raise PlanRefused(f"drop-in {dropin_path}: {error}") from None
+    files = [{"path": dropin_path, "content": dropin_text}]
     if candidate_root != root_text:
-        plan["files"].append({"path": root_path, "content": candidate_root})
-    return plan
+        files.append({"path": root_path, "content": candidate_root})
+    return files
 
 
 def _unwritable_runtime_errors(runtimes):

@@ -5,6 +5,7 @@ import os
 import pytest
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.containerd_release import relative_globs_from_cwd
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.imports import (
+    imports_loaded,
     non_magic_directory,
     walk_imports,
 )
@@ -64,17 +65,17 @@ def test_probe_resolves_a_relative_glob_by_the_rule_of_the_node_containerd_versi
 
     _result, node_version = probe._version(require_command("containerd", "containerd"), 60)  # the real binary: 1.6.20
     assert node_version is not None and relative_globs_from_cwd(node_version)
-    globs, errors = probe._expand([relative, literal], root, node_version)
+    globs, errors = imports_loaded([relative, literal], root, node_version)
     assert (globs, errors) == ({relative: [from_cwd], literal: [from_config_dir]}, [])
     for old in ((1, 6, 0), (1, 6, 28), (1, 7, 15)):
-        assert probe._expand([relative], root, old)[0] == {relative: [from_cwd]}
+        assert imports_loaded([relative], root, old)[0] == {relative: [from_cwd]}
     for new in ((1, 6, 29), (1, 7, 16), (2, 2, 0), None):  # unknown: the current rule
-        assert probe._expand([relative], root, new)[0] == {relative: []}
+        assert imports_loaded([relative], root, new)[0] == {relative: []}
     (tmp_path / "etc" / os.path.dirname(relative)).mkdir(parents=True)
     mirrored = write(tmp_path / "etc" / os.path.dirname(relative) / "c.toml", "version = 2\n")
-    assert probe._expand([relative], root, (1, 7, 16))[0] == {relative: [mirrored]}
-    assert probe._expand(["missing.toml", "[.toml"], root, (1, 7, 16))[0] == {"missing.toml": [], "[.toml": []}
-    assert probe._expand(["*[.toml"], root, (1, 7, 16))[1] != []
+    assert imports_loaded([relative], root, (1, 7, 16))[0] == {relative: [mirrored]}
+    assert imports_loaded(["missing.toml", "[.toml"], root, (1, 7, 16))[0] == {"missing.toml": [], "[.toml": []}
+    assert imports_loaded(["*[.toml"], root, (1, 7, 16))[1] != []
 
 
 def test_missing_import_unreadable_imports_and_bad_patterns_are_reported(tmp_path):
