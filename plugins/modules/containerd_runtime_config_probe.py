@@ -306,8 +306,8 @@ def validate(module, binary):
             with open(place(destination), "w") as handle:
                 handle.write(text.replace(PLACEHOLDER, tmp))
         config_path = params["config_path"].replace(PLACEHOLDER, tmp)
-        globs, glob_errors = imports_loaded([p.replace(PLACEHOLDER, tmp) for p in params["patterns"]], config_path,
-                                     _version(binary, params["timeout"])[1])
+        patterns = [pattern.replace(PLACEHOLDER, tmp) for pattern in params["patterns"]]
+        globs, glob_errors = imports_loaded(patterns, config_path, _version(binary, params["timeout"])[1])
         dump = _run([binary, "--config", config_path, "config", "dump"], params["timeout"])
     except (OSError, IOError) as error:
         module.fail_json(msg="cannot build the candidate tree in %s: %s" % (tmp, getattr(error, "strerror", None) or error))
