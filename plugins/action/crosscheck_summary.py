@@ -10,6 +10,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.rollout import rollout_annotations
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.controller_paths import controller_path
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.judge import stored_cluster_result
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import report_lines, write_reports
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.crosscheck_summary import get_crosscheck_summary_argument_spec
@@ -39,7 +40,10 @@ class ActionModule(ActionBase):
         verdicts = collect_verdicts(registered)
         role_lines = rollout_annotations(verdicts, {host: hostvars[host] for host in args["hosts"]},
                                          failure_var=args["role_failure_var"], reached_var=args["batch_reached_var"])
-        fleet = fleet_view(verdicts, args["cluster_result"])
+        cluster_result = args["cluster_result"]
+        if cluster_result is None and args["cluster_result_var"]:
+            cluster_result = stored_cluster_result(task_vars, args["cluster_result_var"])
+        fleet = fleet_view(verdicts, cluster_result)
         table_lines = summary_table(verdicts) + role_lines + fleet_lines(fleet)
         try:
             if args["verdicts_file"]:

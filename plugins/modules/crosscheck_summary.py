@@ -40,11 +40,18 @@ options:
     type: path
   cluster_result:
     description:
-      - The registered M(gpufleet.runtime_gate.runtimeclass_info) result of the run, usually
-        C(hostvars['localhost']['runtime_gate_cluster']).
+      - The registered M(gpufleet.runtime_gate.runtimeclass_info) result of the run, instead of O(cluster_result_var).
       - When absent or failed, the reports say the cluster was not read (and why), the run does not pass, and a
         C(CLUSTER_NOT_READ) fleet finding replaces the other fleet findings.
+      - Templated and copied into the task, every Pod of it; for a large cluster prefer O(cluster_result_var).
     type: dict
+  cluster_result_var:
+    description:
+      - The name of the variable on C(localhost) that holds the registered M(gpufleet.runtime_gate.runtimeclass_info)
+        result, read as stored (a registered result is data, never a template), as O(verdict_var) names the hosts' verdicts.
+      - A variable that does not exist (the C(localhost) play did not run, C(--limit)) counts as an absent O(cluster_result).
+      - At most one of O(cluster_result) and O(cluster_result_var).
+    type: str
   report_dir:
     description:
       - Controller directory to write C(report.json), C(junit.xml), C(report.html) and C(metrics.prom) into, each atomically (temporary
@@ -86,7 +93,7 @@ EXAMPLES = r"""
   gpufleet.runtime_gate.crosscheck_summary:
     hosts: "{{ ansible_play_hosts_all }}"
     verdicts_file: "{{ playbook_dir }}/../out/verdicts.json"
-    cluster_result: "{{ hostvars['localhost']['runtime_gate_cluster'] }}"
+    cluster_result_var: runtime_gate_cluster
     report_dir: /srv/reports/runtime-gate
   run_once: true
   delegate_to: localhost

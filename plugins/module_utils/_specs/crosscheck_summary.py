@@ -13,10 +13,13 @@ def get_crosscheck_summary_argument_spec():
             "verdict_var": {"type": "str", "default": DEFAULT_VERDICT_VAR},
             "verdicts_file": {"type": "path"},
             "cluster_result": {"type": "dict"},
+            # The variable on localhost that holds it, read as stored: a templated cluster_result copies every Pod.
+            "cluster_result_var": {"type": "str"},
             "report_dir": {"type": "path"},
             # rollout.yml: the variable holding a host's role failure, and the one set when its batch started.
             "role_failure_var": {"type": "str"},
             "batch_reached_var": {"type": "str"},
         },
         "supports_check_mode": True,
+        "mutually_exclusive": [("cluster_result", "cluster_result_var")],
     }

@@ -88,6 +88,26 @@ def test_a_key_given_twice_is_refused_not_overwritten(text, message):
     assert refusal(text) == message
 
 
+@pytest.mark.parametrize("labels,key", [
+    ("{on: a, true: b}", "True"),  # two spellings of one YAML 1.1 boolean: one key once built
+    ("{<<: {zone: x}, pool: a, pool: b}", "'pool'"),  # beside a merge key, the mapping's own keys are still searched
+])
+def test_keys_equal_once_built_are_refused_too(labels, key):
+    message = refusal(f"apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-1\n  labels: {labels}\n")
+    assert f"the key {key} is given twice in one mapping" in message, message
+
+
+def test_a_key_a_merge_brings_may_be_overridden():
+    text = "apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-1\n  labels: {<<: {pool: a, zone: x}, pool: b}\n"
+    assert parse_manifest_text(text, SOURCE)["nodes"][0]["labels"] == {"pool": "b", "zone": "x"}
+
+
+def test_a_star_in_a_value_is_not_an_alias():
+    # Text with a `*` is walked for shared nodes; a quoted star shares none.
+    text = "apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-1\n  labels: {glob: '*.d'}\n"
+    assert parse_manifest_text(text, SOURCE)["nodes"][0]["labels"] == {"glob": "*.d"}
+
+
 LONG_LIST = "[" + ", ".join(f"item-{number}" for number in range(2000)) + "]"
 
 
