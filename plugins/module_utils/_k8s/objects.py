@@ -8,7 +8,8 @@ Both sources go through the same normalisers, so the rest of the core sees one s
 - Node: ``{"name", "labels", "allocatable", "runtime_handlers", "addresses"}``
 - Pod: ``{"namespace", "name", "node", "phase", "runtime_class", "containers", "init_containers",
   "overhead", "sandbox_failures"}``; ``sandbox_failures`` holds the messages of the pod's
-  ``FailedCreatePodSandBox`` Events (how the kubelet reports a handler the runtime does not serve).
+  ``FailedCreatePodSandBox`` Events (how the kubelet reports a handler the runtime does not serve). Only Pods that
+  name a RuntimeClass are kept (``normalise_located``).
 
 Input is the camelCase JSON/YAML shape the API server speaks (``scheduling.nodeSelector``,
 ``overhead.podFixed``, ``status.runtimeHandlers``). Anything that cannot describe a real cluster
@@ -217,7 +218,12 @@ def _attach_sandbox_failures(pods, pod_uids, located_events):
 
 
 def normalise_located(located_runtimeclasses, located_nodes, located_pods, located_events, source_name):
-    pods = _normalise_unique(located_pods, normalise_pod, "Pod", source_name)
+    """The normalised objects; of the Pods only those that name a RuntimeClass (every Pod is still checked).
+
+    A Pod without ``spec.runtimeClassName`` runs on the node's default runtime: no fleet finding, overhead fit or
+    handler concerns it, and most of a cluster's Pods are such, so they are left out of what travels on.
+    """
+    pods = [pod for pod in _normalise_unique(located_pods, normalise_pod, "Pod", source_name) if pod["runtime_class"]]
     pod_uids = {}
     for _location, obj in located_pods:
         metadata = obj.get("metadata") or {}

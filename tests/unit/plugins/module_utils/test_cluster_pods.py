@@ -17,6 +17,7 @@ TRAINER = pod("trainer-0", "ml", node_name="gpu-1", runtime_class_name="nvidia",
               requests={"cpu": "900m", "memory": "1Gi"}, init_requests={"cpu": "100m"},
               overhead={"cpu": "250m", "memory": "120Mi"}, uid="0b5c6a4e-0000-4000-8000-000000000001")
 PLAIN = pod("web", "default", node_name="cpu-1")
+NOTEBOOK = pod("notebook", "default", node_name="gpu-2", runtime_class_name="kata")
 
 
 def without_kind(obj):
@@ -40,19 +41,30 @@ def test_sandbox_failures_attach_by_namespace_name_and_uid():
     other_reason = event(TRAINER, "Successfully assigned ml/trainer-0 to gpu-1", reason="Scheduled")
     elsewhere = event(pod("trainer-0", "other-ns"), "not this pod")
     repeated = [event(TRAINER, NO_RUNTIME), event(TRAINER, NO_RUNTIME)]
-    cluster = normalise_cluster_objects([], [], "the API server x", pod_objs=[without_kind(TRAINER), without_kind(PLAIN)],
+    cluster = normalise_cluster_objects([], [], "the API server x",
+                                        pod_objs=[without_kind(TRAINER), without_kind(PLAIN), without_kind(NOTEBOOK)],
                                         event_objs=[without_kind(e) for e in [stale, other_reason, elsewhere, *repeated]])
     by_name = {p["name"]: p for p in cluster["pods"]}
     assert by_name["trainer-0"]["sandbox_failures"] == [NO_RUNTIME]
-    assert by_name["web"]["sandbox_failures"] == []
-    assert [p["name"] for p in cluster["pods"]] == ["web", "trainer-0"]  # sorted by namespace/name
+    assert by_name["notebook"]["sandbox_failures"] == []
+    assert [p["name"] for p in cluster["pods"]] == ["notebook", "trainer-0"]  # sorted by namespace/name
+
+
+def test_pods_without_a_runtimeclass_are_checked_then_left_out():
+    # The default runtime's pods concern no finding: left out of the result, which a big cluster would fill with them.
+    cluster = normalise_cluster_objects([], [], "the API server x", pod_objs=[without_kind(PLAIN), without_kind(TRAINER)])
+    assert [p["name"] for p in cluster["pods"]] == ["trainer-0"]
+    broken = {**without_kind(PLAIN), "spec": {"nodeName": ["cpu-1"]}}
+    with pytest.raises(RuntimeGateError, match="spec.nodeName must be a string"):
+        normalise_cluster_objects([], [], "the API server x", pod_objs=[broken])
 
 
 def test_events_k8s_io_shape_is_read_too():
     new_style = {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e", "namespace": "default"},
                  "regarding": {"kind": "Pod", "namespace": "default", "name": "web"},
                  "reason": "FailedCreatePodSandBox", "note": "no runtime for \"kata\" is configured"}
-    text = yaml.safe_dump_all([runtimeclass("kata", "kata"), PLAIN, new_style], explicit_start=True)
+    new_style["regarding"]["name"] = "notebook"
+    text = yaml.safe_dump_all([runtimeclass("kata", "kata"), NOTEBOOK, new_style], explicit_start=True)
     assert parse_manifest_text(text, SOURCE)["pods"][0]["sandbox_failures"] == ['no runtime for "kata" is configured']
 
 

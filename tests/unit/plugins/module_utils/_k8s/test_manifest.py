@@ -7,6 +7,7 @@ a key given twice in one mapping is refused instead of the last one winning.
 import json
 
 import pytest
+import yaml
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import (
     normalise_cluster_objects,
@@ -145,3 +146,47 @@ def test_the_same_document_without_aliases_reads_back():
             "status:\n  runtimeHandlers:\n  - name: nvidia\n    features: {laughs: [lol]}\n")
     nodes = json.loads(json.dumps(parse_manifest_text(text, SOURCE)))["nodes"]
     assert nodes[0]["runtime_handlers"] == [{"name": "nvidia", "features": {"laughs": ["lol"]}}]
+
+
+KUBECTL_LIST = {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": [
+    {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia"}, "handler": "nvidia",
+     "overhead": {"podFixed": {"cpu": "250m"}}, "scheduling": {"nodeSelector": {"gpu": "true"}}},
+    {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1", "labels": {"gpu": "true"}},
+     "status": {"allocatable": {"cpu": "4"}, "runtimeHandlers": [{"name": "nvidia", "features": {}}]}},
+    {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "train-0", "namespace": "ml"},
+     "spec": {"nodeName": "gpu-1", "runtimeClassName": "nvidia", "containers": [{"name": "main", "resources": {
+         "requests": {"cpu": "1", "memory": "1Gi"}}}]}, "status": {"phase": "Running"}},
+]}
+
+
+def test_kubectl_json_reads_as_its_yaml_does():
+    from_yaml = parse_manifest_text(yaml.safe_dump(KUBECTL_LIST), SOURCE)
+    from_json = parse_manifest_text(json.dumps(KUBECTL_LIST, indent=4), SOURCE)
+    assert from_json == from_yaml and from_json["pods"][0]["runtime_class"] == "nvidia"
+
+
+@pytest.mark.parametrize("text,expected", [
+    # A key given twice: the YAML reader refuses it with its position.
+    ('{"apiVersion": "v1", "kind": "Node",\n "metadata": {"name": "a", "name": "b"}}',
+     f"{SOURCE} is not valid YAML at line 2, column 28: the key 'name' is given twice in one mapping"),
+    # Not JSON (NaN): YAML reads it as the string it is to YAML.
+    ('{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n", "labels": {"x": NaN}}}', None),
+    # Not JSON at all past the brace: YAML's flow mapping reads it.
+    ("{apiVersion: v1, kind: Node, metadata: {name: n, labels: {x: NaN}}}", None),
+])
+def test_json_the_json_reader_would_read_differently_is_left_to_yaml(text, expected):
+    if expected:
+        assert refusal(text).startswith(expected), refusal(text)
+    else:
+        assert parse_manifest_text(text, SOURCE)["nodes"][0]["labels"] == {"x": "NaN"}
+
+
+def test_plain_json_never_reaches_the_yaml_reader(monkeypatch):
+    from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s import manifest
+
+    def no_yaml(_text, _source_name):
+        raise AssertionError("read as YAML")
+    monkeypatch.setattr(manifest, "_load_documents", no_yaml)
+    assert parse_manifest_text(json.dumps(KUBECTL_LIST), SOURCE)["nodes"][0]["name"] == "gpu-1"
+    with pytest.raises(AssertionError, match="read as YAML"):
+        parse_manifest_text(yaml.safe_dump(KUBECTL_LIST), SOURCE)
