@@ -7,6 +7,7 @@ from ansible.errors import AnsibleConnectionFailure
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.gather import gather_containerd_facts
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.host_variables import with_host_variables
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.judge import judged_result, stored_cluster_result
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.node_crosscheck import (
     get_node_crosscheck_argument_spec,
@@ -18,6 +19,8 @@ class ActionModule(ActionBase):
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
+        # Options the task leaves out come from the host's runtime_gate_* variables (docs/variables.md).
+        self._task.args = with_host_variables(self._task.args, task_vars, self._templar.template)
         spec = get_node_crosscheck_argument_spec()
         spec.pop("supports_check_mode")
         _validation, args = self.validate_argument_spec(**spec)

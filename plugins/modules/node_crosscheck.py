@@ -16,6 +16,14 @@ description:
   the host then fails with its C(UNKNOWN=) line instead of being reported unreachable). C(MISSING) and C(UNKNOWN) fail the
   host unless O(fail_on_verdict=false).'
 - The node options are those of M(gpufleet.runtime_gate.containerd_facts); the cluster options those of M(gpufleet.runtime_gate.handler_crosscheck).
+- 'An option the task does not give is taken from the host''s variable the playbooks document for it (docs/variables.md), so a
+  fleet''s task needs no templated argument per host: O(containerd_bin) from C(runtime_gate_containerd_bin), O(config_path)
+  from C(runtime_gate_containerd_config), O(dump_file) from C(runtime_gate_dump_file), O(containerd_version) from
+  C(runtime_gate_containerd_version), O(host_root) from C(runtime_gate_host_root), O(socket) from C(runtime_gate_containerd_socket),
+  O(ask_daemon) from C(runtime_gate_ask_daemon), O(dropin_dirs) from C(runtime_gate_dropin_dirs), O(cdi_spec_dirs) from
+  C(runtime_gate_cdi_spec_dirs), O(node_name) from C(runtime_gate_node_name), O(node_labels) from C(runtime_gate_node_labels).
+  A value given in the task wins; an empty string counts as unset for the paths, binaries and versions; the option''s
+  default applies when neither is set.'
 - The console callback (C(gpufleet.runtime_gate.console)) prints a failed host of this task as its RV(msg) only; the whole
   verdict stays in the registered result.
 version_added: 0.2.0
@@ -149,8 +157,8 @@ options:
   node_name:
     description:
     - The Kubernetes Node name of this host.
+    - Default C(runtime_gate_node_name), else C(inventory_hostname).
     type: str
-    required: true
   node_labels:
     description:
     - The node's labels. Overrides the labels found in O(nodes) or O(cluster_result).
@@ -174,9 +182,16 @@ seealso:
 EXAMPLES = r"""
 - name: Judge each node; a node that does not serve its handlers fails with its MISSING lines
   gpufleet.runtime_gate.node_crosscheck:
+    # localhost's variable holding runtimeclass_info's registered result (playbooks/crosscheck.yml's first play); the
+    # node options come from each host's runtime_gate_* variables (runtime_gate_containerd_config, ...)
+    cluster_result_var: runtime_gate_cluster
+  register: runtime_gate_verdict
+
+- name: The same with the options in the task, which win over the host's variables
+  gpufleet.runtime_gate.node_crosscheck:
     config_path: /etc/containerd/config.toml
+    socket: /run/k3s/containerd/containerd.sock
     node_name: "{{ inventory_hostname }}"
-    # localhost's variable holding runtimeclass_info's registered result (playbooks/crosscheck.yml's first play)
     cluster_result_var: runtime_gate_cluster
   register: runtime_gate_verdict
 

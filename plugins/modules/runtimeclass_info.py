@@ -33,8 +33,8 @@ options:
     description:
       - Path of a YAML or JSON file on the host that runs the module (the controller in the shipped playbooks).
       - A C(List) as printed by C(kubectl get -o yaml) or C(-o json), or multi-document manifests. Objects of other kinds are skipped.
-      - C(-o json) reads many times faster than C(-o yaml) (about 20 times for 2,000 Pods; see benchmarks/README.md in the
-        collection): prefer it for a large cluster.
+      - C(-o json) reads many times faster than C(-o yaml) (about 20 times for 2,000 Pods, see benchmarks/README.md in the
+        collection), so prefer it for a large cluster.
       - The file must hold at least one RuntimeClass or Node, or be the export of a cluster without RuntimeClasses
         (C(kubectl get runtimeclass -o yaml) then prints a C(List) whose C(items) is empty; every node is then judged on its
         default runtime alone). Empty files, YAML that holds no Kubernetes object, malformed YAML, YAML aliases,

@@ -37,7 +37,7 @@ RUNTIMECLASSES = [{"name": f"rc-{handler}", "handler": handler, "node_selector":
 def _params(**overrides):
     values = {"containerd_bin": None, "config_path": "/etc/containerd/config.toml", "host_root": None, "dump_file": None,
               "containerd_version": None, "timeout": 60, "dropin_dirs": ["/etc/containerd/conf.d"],
-              "cdi_spec_dirs": ["/etc/cdi"], "daemon": False, "socket": "/nonexistent.sock", "crictl_bin": "crictl"}
+              "cdi_spec_dirs": ["/etc/cdi"], "ask_daemon": False, "socket": "/nonexistent.sock", "crictl_bin": "crictl"}
     values.update(overrides)
     return values
 
@@ -68,7 +68,7 @@ def judge_tree(tree: Tree, release: Release, crictl_bin: str) -> dict:
             truth = served_by_daemon(daemon, crictl_bin)
             modes = {}
             wrapper = containerd_wrapper(release, scratch)
-            modes["live"] = verdict_for(_params(containerd_bin=wrapper, host_root=str(node_root), daemon=True,
+            modes["live"] = verdict_for(_params(containerd_bin=wrapper, host_root=str(node_root), ask_daemon=True,
                                                 socket=str(daemon.socket), crictl_bin=crictl_bin))
         finally:
             remove_daemon(daemon)

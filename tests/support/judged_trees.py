@@ -53,7 +53,7 @@ version = 2
 
 def params(config_path, **overrides):
     values = {"containerd_bin": CONTAINERD, "config_path": str(config_path), "dump_file": None, "timeout": 60,
-              "dropin_dirs": [], "cdi_spec_dirs": [], "daemon": False, "socket": "/nonexistent/containerd.sock",
+              "dropin_dirs": [], "cdi_spec_dirs": [], "ask_daemon": False, "socket": "/nonexistent/containerd.sock",
               "crictl_bin": "crictl"}
     values.update(overrides)
     return values

@@ -170,8 +170,7 @@ def gather_surroundings(params, evidence):
         evidence["daemon"] = {"source": None, "socket": params["socket"],
                               "error": "not asked: the dump was read from dump_file, maybe another node's capture, which "
                                        "this node's running daemon says nothing about"}
-    # ``daemon``: the option's old name, still what callers that build the parameters themselves pass.
-    elif params.get("ask_daemon", params.get("daemon")):
+    elif params["ask_daemon"]:
         evidence["daemon"] = daemon_status(params["socket"], params["crictl_bin"], params["timeout"])
     else:
         evidence["daemon"] = {"source": None, "socket": params["socket"], "error": "not asked (ask_daemon: false)"}

@@ -46,7 +46,7 @@ def verdict_on_node(tmp_path, absent):
     dump.write_text('root = "/var/lib/containerd"\nstate = "/run/containerd"\n' + CONFIG)
     params = {"containerd_bin": "/nonexistent/containerd", "config_path": "/etc/containerd/config.toml",
               "dump_file": str(dump), "containerd_version": "1.6.20", "timeout": 10, "dropin_dirs": [],
-              "cdi_spec_dirs": [], "daemon": False, "socket": "/nonexistent.sock", "crictl_bin": "crictl",
+              "cdi_spec_dirs": [], "ask_daemon": False, "socket": "/nonexistent.sock", "crictl_bin": "crictl",
               "host_root": str(node_root)}
     evidence, error = gather(params)
     assert error is None, error

@@ -34,7 +34,7 @@ def test_module_reads_root_config_and_passes_host_root_to_containerd(tmp_path):
     fake = executable(tmp_path / "containerd", '#!/bin/sh\n[ "$1" = --version ] && { echo "containerd x 1.6.20 y"; exit 0; }\n'
                                                'echo "# $RUNTIME_GATE_HOST_ROOT $2"\necho "version = 2"\n')
     params = {"containerd_bin": fake, "config_path": "/etc/containerd/config.toml", "dump_file": None, "timeout": 10,
-              "dropin_dirs": [], "cdi_spec_dirs": ["/etc/cdi"], "daemon": False, "socket": "/nonexistent.sock",
+              "dropin_dirs": [], "cdi_spec_dirs": ["/etc/cdi"], "ask_daemon": False, "socket": "/nonexistent.sock",
               "crictl_bin": "crictl", "host_root": str(host)}
     evidence, error = gather(params)
     assert error is None, error
@@ -91,7 +91,7 @@ def test_the_containerd_binary_itself_cannot_stand_for_another_root(tmp_path, co
     from ansible_collections.gpufleet.runtime_gate.plugins.modules.containerd_facts import gather
 
     params = {"containerd_bin": containerd_bin, "config_path": "/etc/containerd/config.toml", "dump_file": None, "timeout": 10,
-              "dropin_dirs": [], "cdi_spec_dirs": [], "daemon": False, "socket": "/nonexistent.sock",
+              "dropin_dirs": [], "cdi_spec_dirs": [], "ask_daemon": False, "socket": "/nonexistent.sock",
               "crictl_bin": "crictl", "host_root": str(node_tree(tmp_path))}
     evidence, error = gather(params)
     assert evidence is None

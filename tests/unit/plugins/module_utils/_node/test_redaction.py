@@ -121,7 +121,7 @@ def test_containerd_s_own_error_quoting_a_credential_never_reaches_the_message(t
     config.write_text(f'version = 2\nimports = ["{tmp_path}/conf.d/*.toml"]\n')
     (tmp_path / "conf.d" / "10-registry.toml").write_text("version = 2\n" + dropin)
     params = {"containerd_bin": "/usr/bin/containerd", "config_path": str(config), "dump_file": None, "timeout": 30,
-              "dropin_dirs": [], "cdi_spec_dirs": [], "daemon": False, "socket": "/nonexistent.sock",
+              "dropin_dirs": [], "cdi_spec_dirs": [], "ask_daemon": False, "socket": "/nonexistent.sock",
               "crictl_bin": "crictl", "host_root": None}
     evidence, error = gather(params)
     assert evidence is None and "exited 1" in error and "Can't convert <redacted>(" in error, error

@@ -59,7 +59,7 @@ def _has_grpc():
 
 def test_cri_unavailable_from_a_real_daemon(broken_cri_daemon):
     config, socket = broken_cri_daemon
-    facts = gathered_facts(config, daemon=True, socket=str(socket), crictl_bin="/nonexistent/crictl")
+    facts = gathered_facts(config, ask_daemon=True, socket=str(socket), crictl_bin="/nonexistent/crictl")
     verdict = verdict_of(facts)
     assert facts["daemon"]["state"] == "cri_unavailable"
     assert verdict["loaded_source"] == "daemon" and verdict["loaded_runtimes"] == []

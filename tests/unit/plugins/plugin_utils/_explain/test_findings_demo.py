@@ -36,7 +36,7 @@ def demo_node_facts(node):
     the usr/bin stand-ins, etc/cdi), the containerd-version.txt beside the dump."""
     params = {"containerd_bin": None, "config_path": "/etc/containerd/config.toml", "host_root": str(node),
               "dump_file": str(node / "config-dump.toml"), "containerd_version": None, "timeout": 60,
-              "dropin_dirs": ["/etc/containerd/conf.d"], "cdi_spec_dirs": ["/etc/cdi"], "daemon": False,
+              "dropin_dirs": ["/etc/containerd/conf.d"], "cdi_spec_dirs": ["/etc/cdi"], "ask_daemon": False,
               "socket": "/nonexistent.sock", "crictl_bin": "crictl"}
     evidence, error = gather(params)
     assert error is None, error

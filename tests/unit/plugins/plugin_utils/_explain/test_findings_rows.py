@@ -362,7 +362,7 @@ def test_pending_restart(tmp_path, running_daemon, release_name):
     # As production gathers on a node whose root is elsewhere: containerd (through the containerd-at-etc wrapper) dumps
     # the edited files, the real crictl asks the running daemon.
     facts = gathered_facts("/etc/containerd/config.toml", containerd_bin=containerd_wrapper(release, tmp_path),
-                           host_root=str(node_root), daemon=True, socket=str(daemon.socket), crictl_bin=crictl(),
+                           host_root=str(node_root), ask_daemon=True, socket=str(daemon.socket), crictl_bin=crictl(),
                            dropin_dirs=["/etc/containerd/conf.d"])
     assert (facts["source"], facts["containerd_version"]) == ("command", release.version)
     assert (facts["daemon"]["state"], facts["daemon"]["source"]) == ("serving", "crictl"), facts["daemon"]

@@ -1,0 +1,47 @@
+# Copyright: gpufleet platform team
+# Apache License 2.0 (see galaxy.yml)
+"""node_crosscheck's options that a task leaves out, taken from the host's ``runtime_gate_*`` variables.
+
+The variables are the ones the playbooks document (docs/variables.md). Taking them here, not as templated task arguments,
+spares every host of a fleet the templates: ansible-core 2.19 compiles each templated argument in each worker, and the
+11 of crosscheck.yml's node task cost about 6.5 ms of controller CPU per host (benchmarks/README.md). An option the task
+gives wins over the variable; the module's default applies when neither is set.
+"""
+
+from ansible.errors import AnsibleValueOmittedError
+
+# option: (host variable, whether an empty value means "not set", as `default(omit, true)` treated it in the playbook)
+HOST_VARIABLES = {
+    "containerd_bin": ("runtime_gate_containerd_bin", True),
+    "config_path": ("runtime_gate_containerd_config", False),
+    "dump_file": ("runtime_gate_dump_file", True),
+    "containerd_version": ("runtime_gate_containerd_version", True),
+    "host_root": ("runtime_gate_host_root", True),
+    "socket": ("runtime_gate_containerd_socket", True),
+    "ask_daemon": ("runtime_gate_ask_daemon", False),
+    "dropin_dirs": ("runtime_gate_dropin_dirs", False),
+    "cdi_spec_dirs": ("runtime_gate_cdi_spec_dirs", False),
+    "node_name": ("runtime_gate_node_name", False),
+    "node_labels": ("runtime_gate_node_labels", False),
+}
+
+
+def with_host_variables(task_args, task_vars, template):
+    """``task_args`` plus, for each option of ``HOST_VARIABLES`` it lacks, the host's variable, templated by ``template``.
+
+    ``node_name`` falls back to ``inventory_hostname``. A variable that templates to ``omit`` counts as not set.
+    """
+    args = dict(task_args)
+    for option, (variable, empty_means_unset) in HOST_VARIABLES.items():
+        if option in args or variable not in task_vars:
+            continue
+        try:
+            value = template(task_vars[variable])
+        except AnsibleValueOmittedError:
+            continue
+        if empty_means_unset and not value:
+            continue
+        args[option] = value
+    if "node_name" not in args and "inventory_hostname" in task_vars:
+        args["node_name"] = task_vars["inventory_hostname"]
+    return args
