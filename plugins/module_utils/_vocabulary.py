@@ -84,7 +84,12 @@ CLUSTER_NEVER_ASKED = "the cluster was never asked (was localhost left out by --
 
 
 def cluster_not_read(cluster_result):
-    """Why the cluster (a ``runtimeclass_info`` result) was not read, or None when it was."""
+    """Why the cluster (a ``runtimeclass_info`` result) was not read, or None when it was.
+
+    A variable named by ``cluster_result_var`` is read as stored, unchecked: whatever it holds that is no result says so.
+    """
+    if cluster_result is not None and not isinstance(cluster_result, dict):
+        return "the cluster result is a %s, not what runtimeclass_info returns" % type(cluster_result).__name__
     error = why_unusable(cluster_result, "reading RuntimeClasses from the cluster", CLUSTER_NEVER_ASKED)
     if error is None and not isinstance(cluster_result.get("runtimeclasses"), list):
         error = "the runtimeclass_info result holds no runtimeclasses"

@@ -9,6 +9,7 @@ file and the problem.
 
 import json
 import os
+import re
 import traceback
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError, cut_text, shown_value
@@ -176,14 +177,19 @@ def _refuse_constant(_name):
     raise _NotPlainJson()  # NaN, Infinity: not JSON, and YAML reads them as strings
 
 
+# A UTF-16 surrogate written as an escape: kubectl never writes one (Go's encoder writes UTF-8), JSON would read a lone
+# one into a string nothing can encode, and the YAML reader refuses it with its position.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def _json_documents(text):
     """``[document]`` for text that is one plain JSON value (``kubectl get … -o json``), else None.
 
     JSON is YAML, so both readers give the same objects; the JSON one is many times faster on a large export and has no
-    aliases. Anything the YAML reader could read differently or refuses (a key given twice, NaN, nesting too deep for
-    the JSON reader, text that is not JSON at all) is left to it.
+    aliases. Anything the YAML reader could read differently or refuses (a key given twice, NaN, a surrogate escape,
+    nesting too deep for the JSON reader, text that is not JSON at all) is left to it.
     """
-    if not text.lstrip().startswith("{"):
+    if not text.lstrip().startswith("{") or _SURROGATE_ESCAPE.search(text):
         return None
     try:
         return [json.loads(text, object_pairs_hook=_json_object, parse_constant=_refuse_constant)]

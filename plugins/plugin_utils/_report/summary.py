@@ -146,16 +146,17 @@ def _run_failed(source, code, message, remedy, evidence):
 def cluster_source(cluster_result):
     """Where the cluster view came from and whether it could be read; ``error`` says why not."""
     error = cluster_not_read(cluster_result)
-    given = (cluster_result or {}).get("source") or {}
+    cluster_result = cluster_result if isinstance(cluster_result, dict) else {}
+    given = cluster_result.get("source") or {}
     # A failed API read names its server next to the message, but carries no source.
-    server = given.get("server") or (cluster_result or {}).get("server")
+    server = given.get("server") or cluster_result.get("server")
     return {
         "read": error is None,
         "error": error,
         "type": given.get("type") or ("api" if server else None),
         "server": server,
         "path": given.get("path"),
-        "api_requests": (cluster_result or {}).get("api_requests"),
+        "api_requests": cluster_result.get("api_requests"),
         "counts": None if error else {kind: len(cluster_result.get(kind) or []) for kind in ("runtimeclasses", "nodes", "pods")},
     }
 

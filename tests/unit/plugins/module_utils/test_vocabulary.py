@@ -43,3 +43,9 @@ def test_why_the_cluster_was_not_read():
         "reading RuntimeClasses from the cluster failed: 401 Unauthorized"
     assert cluster_not_read({"skipped": True}) == "reading RuntimeClasses from the cluster was skipped"
     assert cluster_not_read({"changed": False}) == "the runtimeclass_info result holds no runtimeclasses"
+
+
+@pytest.mark.parametrize("stored", ["cluster.yaml", ["nvidia"], 3])
+def test_a_variable_that_holds_no_result_is_a_cluster_not_read(stored):
+    # What cluster_result_var may name on localhost: anything a user put there, read as stored without validation.
+    assert cluster_not_read(stored) == f"the cluster result is a {type(stored).__name__}, not what runtimeclass_info returns"

@@ -171,6 +171,9 @@ def test_kubectl_json_reads_as_its_yaml_does():
      f"{SOURCE} is not valid YAML at line 2, column 28: the key 'name' is given twice in one mapping"),
     # Not JSON (NaN): YAML reads it as the string it is to YAML.
     ('{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n", "labels": {"x": NaN}}}', None),
+    # A lone surrogate escape: JSON would read it into a string nothing can encode; YAML refuses it.
+    ('{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n\\ud800"}}',
+     f"{SOURCE} is not valid YAML at line 1, column 63: found invalid Unicode character escape code"),
     # Not JSON at all past the brace: YAML's flow mapping reads it.
     ("{apiVersion: v1, kind: Node, metadata: {name: n, labels: {x: NaN}}}", None),
 ])

@@ -9,6 +9,7 @@ import pytest
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summary import (
     collect_verdicts,
+    fleet_view,
     summary_table,
     write_verdicts_file,
 )
@@ -99,3 +100,11 @@ def test_unwritable_verdicts_file_is_a_clear_error(tmp_path):
     blocker.write_text("")
     with pytest.raises(RuntimeGateError, match="cannot be written"):
         write_verdicts_file(str(blocker / "verdicts.json"), {})
+
+
+@pytest.mark.parametrize("stored", ["cluster.yaml", ["nvidia"]])
+def test_a_cluster_variable_that_holds_no_result_fails_the_fleet_not_the_summary(stored):
+    # crosscheck_summary's cluster_result_var reads localhost's variable as stored: no argument spec checked it.
+    view = fleet_view(collect_verdicts(_registered()), stored)
+    assert not view["cluster"]["read"] and "not what runtimeclass_info returns" in view["cluster"]["error"]
+    assert [finding["code"] for finding in view["fleet_findings"]] == ["CLUSTER_NOT_READ"]
