@@ -10,6 +10,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.rollout import rollout_annotations
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.controller_paths import controller_path
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.host_variables import stored_host_variables
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.judge import stored_cluster_result
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import report_lines, write_reports
@@ -35,10 +36,9 @@ class ActionModule(ActionBase):
         # Controller paths, relative to where ansible-playbook runs (this process's cwd), shown absolute.
         for name in ("verdicts_file", "report_dir"):
             args[name] = controller_path(args[name])
-        hostvars = task_vars["hostvars"]
-        registered = {host: hostvars[host].get(args["verdict_var"]) for host in args["hosts"]}
-        verdicts = collect_verdicts(registered)
-        role_lines = rollout_annotations(verdicts, {host: hostvars[host] for host in args["hosts"]},
+        host_variables = {host: stored_host_variables(task_vars, host) for host in args["hosts"]}
+        verdicts = collect_verdicts({host: host_variables[host].get(args["verdict_var"]) for host in args["hosts"]})
+        role_lines = rollout_annotations(verdicts, host_variables,
                                          failure_var=args["role_failure_var"], reached_var=args["batch_reached_var"])
         cluster_result = args["cluster_result"]
         if cluster_result is None and args["cluster_result_var"]:

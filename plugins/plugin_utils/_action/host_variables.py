@@ -1,12 +1,15 @@
 # Copyright: gpufleet platform team
 # Apache License 2.0 (see galaxy.yml)
-"""node_crosscheck's options that a task leaves out, taken from the host's ``runtime_gate_*`` variables.
+"""Host variables as the action plugins read them: node_crosscheck's options that a task leaves out, taken from the
+host's ``runtime_gate_*`` variables; and another host's variables as stored (``stored_host_variables``).
 
 The variables are the ones the playbooks document (docs/variables.md). Taking them here, not as templated task arguments,
 spares every host of a fleet the templates: ansible-core 2.19 compiles each templated argument in each worker, and the
 11 of crosscheck.yml's node task cost about 6.5 ms of controller CPU per host (benchmarks/README.md). An option the task
 gives wins over the variable; the module's default applies when neither is set.
 """
+
+from collections.abc import Mapping
 
 from ansible.errors import AnsibleValueOmittedError
 
@@ -45,3 +48,15 @@ def with_host_variables(task_args, task_vars, template):
     if "node_name" not in args and "inventory_hostname" in task_vars:
         args["node_name"] = task_vars["inventory_hostname"]
     return args
+
+
+def stored_host_variables(task_vars, host):
+    """``host``'s variables as stored (registered results, facts), or ``{}`` for a host the inventory does not hold.
+
+    Not ``hostvars[host]``: that templates every value it hands out, which for a registered result means walking and
+    copying all of it (a verdict with its findings; the cluster with every Pod). A registered result or a fact is data,
+    never a template: ``crosscheck_summary`` spent most of its time there (0.48 s of 0.55 s at 200 hosts, profiled).
+    """
+    hostvars = task_vars["hostvars"]
+    variables = hostvars.raw_get(host) if host in hostvars else None
+    return variables if isinstance(variables, Mapping) else {}

@@ -3,8 +3,7 @@
 """One host's verdict as an action plugin returns it (handler_crosscheck, node_crosscheck): the core judges, this
 only shapes the task result."""
 
-from collections.abc import Mapping
-
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.host_variables import stored_host_variables
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import explanation_lines
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_gathered, passed
 
@@ -15,8 +14,7 @@ def stored_cluster_result(task_vars, variable):
     Not ``hostvars[...][...]``: that templates and copies the whole cluster (every pod) into each host's task and its
     result, O(hosts x cluster) time and memory (benchmarks/README.md). A registered result is data, never a template.
     """
-    localhost = task_vars["hostvars"].raw_get("localhost")
-    return localhost.get(variable) if isinstance(localhost, Mapping) else None
+    return stored_host_variables(task_vars, "localhost").get(variable)
 
 
 def judged_result(judge_args, fail_on_verdict):

@@ -4,6 +4,7 @@ A 600-byte "billion laughs" (each anchor nine aliases of the one before) is refu
 put, before anything is expanded; values of the wrong type are shown in messages cut to a few dozen characters;
 a key given twice in one mapping is refused instead of the last one winning.
 """
+import gc
 import json
 
 import pytest
@@ -193,3 +194,32 @@ def test_plain_json_never_reaches_the_yaml_reader(monkeypatch):
     assert parse_manifest_text(json.dumps(KUBECTL_LIST), SOURCE)["nodes"][0]["name"] == "gpu-1"
     with pytest.raises(AssertionError, match="read as YAML"):
         parse_manifest_text(yaml.safe_dump(KUBECTL_LIST), SOURCE)
+
+
+@pytest.mark.parametrize("text", [yaml.safe_dump(KUBECTL_LIST), json.dumps(KUBECTL_LIST), "kind: [unclosed\n"])
+def test_the_cycle_collector_is_paused_while_reading_and_restored_after(monkeypatch, text):
+    """Reading a large export builds objects that all stay alive: the collector would rescan them again and again."""
+    from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s import manifest
+
+    seen = []
+    for reader in ("_json_documents", "_load_documents"):
+        def recording(*args, _read=getattr(manifest, reader)):
+            seen.append(gc.isenabled())
+            return _read(*args)
+        monkeypatch.setattr(manifest, reader, recording)
+    assert gc.isenabled()
+    try:
+        parse_manifest_text(text, SOURCE)
+    except RuntimeGateError as refused:
+        assert "is not valid YAML" in str(refused)
+    assert seen and not any(seen)
+    assert gc.isenabled()
+
+
+def test_a_collector_paused_by_the_caller_stays_paused():
+    gc.disable()
+    try:
+        parse_manifest_text(json.dumps(KUBECTL_LIST), SOURCE)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -7,6 +7,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.node_
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.host_variables import (
     HOST_VARIABLES,
+    stored_host_variables,
     with_host_variables,
 )
 
@@ -61,3 +62,27 @@ def test_values_are_templated_and_omit_is_unset():
     args = with_host_variables({}, {"inventory_hostname": "h", "runtime_gate_containerd_config": "{{ base }}/config.toml",
                                     "runtime_gate_containerd_bin": "{{ omit }}"}, template)
     assert args["config_path"] == "/srv/config.toml" and "containerd_bin" not in args
+
+
+class StoredHostvars:
+    """The part of ansible-core's ``HostVars`` the action plugins use (ansible/vars/hostvars.py): ``in`` asks the
+    inventory, ``raw_get`` gives a host's variables as stored, and indexing would template them."""
+
+    def __init__(self, variables):
+        self.variables = variables
+
+    def __contains__(self, host):
+        return host in self.variables
+
+    def raw_get(self, host):
+        return self.variables[host]
+
+    def __getitem__(self, host):
+        raise AssertionError("hostvars[host] templates every value it hands out")
+
+
+def test_stored_host_variables_are_another_hosts_variables_as_stored():
+    verdict = {"status": "MISSING", "lines": ["MISSING=nvidia"], "findings": [{"message": "{{ not a template }}"}]}
+    task_vars = {"hostvars": StoredHostvars({"gpu-1": {"runtime_gate_verdict": verdict}})}
+    assert stored_host_variables(task_vars, "gpu-1")["runtime_gate_verdict"] is verdict
+    assert stored_host_variables(task_vars, "not-in-the-inventory") == {}
