@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 from support.paths import REPO_ROOT
+from support.tools import require_command
 
 CONFIG = "version = 2\n"
 RUNTIMECLASSES = [{"name": "nvidia-cdi", "handler": "nvidia-cdi", "node_selector": None}]
@@ -39,7 +40,7 @@ def run_task(tmp_path, module, options):
 def test_daemon_is_ask_daemon_with_a_deprecation(tmp_path, module, options):
     # A live containerd (no dump file) with a socket that exists nowhere: asked, the daemon's view would name the
     # socket's absence; not asked, it says so.
-    args = {**options, "containerd_bin": "/usr/bin/containerd", "config_path": str(tmp_path / "config.toml"),
+    args = {**options, "containerd_bin": require_command("containerd", "containerd"), "config_path": str(tmp_path / "config.toml"),
             "socket": str(tmp_path / "no.sock"), "dropin_dirs": [], "cdi_spec_dirs": []}
     (tmp_path / "config.toml").write_text(CONFIG)
     asked, asked_output = run_task(tmp_path, module, {**args, "ask_daemon": False})
