@@ -49,6 +49,9 @@ def served_runtimes(facts):
             return [], (f"default_runtime_name {default_runtime_name!r} is not among the loaded runtimes "
                         f"[{', '.join(loaded)}]: the CRI plugin fails validation and serves no runtime")
         return loaded, None
+    daemon_errors = (facts.get("daemon_startup") or {}).get("errors")
+    if daemon_errors:
+        return [], "containerd does not start with this configuration: " + "; ".join(daemon_errors)
     if startup.get("errors"):
         return [], "; ".join(startup["errors"])
     unusable = unusable_runtimes(facts.get("runtimes") or {})
@@ -123,6 +126,11 @@ def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, clu
     if undecided:
         # Whether the CRI plugin starts at all is not known: no handler can be proven served, none proven missing.
         return unknown(node_name, undecided)
+    daemon_undecided = (facts.get("daemon_startup") or {}).get("undecided")
+    if daemon_undecided and (node.loaded_daemon_view or {}).get("state") != "serving":
+        # Whether containerd starts is for the node to say (a required plugin that loads only where the node supports
+        # it): without a running daemon serving CRI, nothing is proven. With one, it started and its view decides.
+        return unknown(node_name, "; ".join(daemon_undecided))
     if node_labels is None:
         node_labels = labels_of_node(nodes, node_name)
     default_runtime_name = facts.get("default_runtime_name")

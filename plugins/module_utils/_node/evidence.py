@@ -10,6 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 import os
 
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.base_specs import base_runtime_specs
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.cri_status import daemon_status
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.binaries import runtime_binaries
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.gather import (
@@ -184,5 +185,7 @@ def gather_surroundings(params, evidence):
     daemon = evidence["daemon"]
     daemon_text = daemon.get("stdout") or ((daemon.get("response") or {}).get("info") or {}).get("config")
     evidence["binaries"] = runtime_binaries(evidence["dump_text"], daemon_text, params["containerd_bin"] or DEFAULT_CONTAINERD, host_root)
+    # The CRI plugin opens each base_runtime_spec when it starts: a missing one stops it (docs/cri-startup.md).
+    evidence["base_runtime_specs"] = base_runtime_specs(evidence["dump_text"], host_root)
     # Registry credentials never leave the node (docs/security.md).
     return redact_evidence(evidence)

@@ -35,6 +35,7 @@ _REGISTRY = (
     FindingCode("UNKNOWN_OPTION_KEY", "host", (WARNING,), "an option key the runc shim does not know"),
     FindingCode("CDI_SPEC_MISSING", "host", (WARNING,), "a CDI runtime with no CDI spec on the node"),
     FindingCode("PENDING_RESTART", "host", EITHER, "the running daemon serves other runtimes than the files load"),
+    FindingCode("CONTAINERD_WILL_NOT_START", "host", EITHER, "containerd exits at start-up with the loaded configuration"),
     FindingCode("CRI_PLUGIN_FAILS", "host", EITHER, "the CRI plugin refuses the loaded configuration at start-up"),
     FindingCode("CRI_UNAVAILABLE", "host", (ERROR,), "the daemon answers but serves no CRI"),
     # once per run, over every verdict (_findings)

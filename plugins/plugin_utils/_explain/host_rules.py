@@ -41,6 +41,7 @@ def runtime_rules(context):
     default_key = ("plugins", plugin_key, "containerd", "default_runtime_name")
     default_file, default_line = context.last_file_setting(default_key)
     daemon = context.node.loaded_daemon_view or {}
+    findings.extend(_daemon_startup_findings(context, daemon))
     startup_errors = [error for error in (context.facts.get("cri_startup") or {}).get("errors") or ()
                       if not error.startswith("default_runtime_name ") or (context.facts.get("cri_startup") or {}).get("default_runtime_empty")]
     if startup_errors:
@@ -82,6 +83,30 @@ def runtime_rules(context):
     for name in sorted(names):
         findings.extend(_runtime_findings(context, plugin_key, name, runtime_facts(context.facts, name)))
     return findings
+
+
+def _daemon_startup_findings(context, daemon):
+    """containerd itself exits at start (``_facts/daemon_startup``; docs/cri-startup.md): nothing is served. With a daemon
+    still serving CRI (it started from older files, or a required plugin that loads only on some nodes loaded here), the
+    exit comes with the next restart, or may: a warning."""
+    startup = context.facts.get("daemon_startup") or {}
+    serving = daemon.get("state") == "serving"
+    errors, undecided = startup.get("errors") or [], (startup.get("undecided") or []) if serving else []
+    if not errors and not undecided:
+        return []
+    if errors:
+        message = ("containerd exits at start with this configuration, so the node serves no runtime to the kubelet"
+                   + (" once containerd restarts" if serving else "") + ": " + "; ".join(errors) + ".")
+    else:
+        message = ("The running containerd serves CRI, but whether it starts again with this configuration depends on "
+                   "the node: " + "; ".join(undecided) + ".")
+    return [make_finding(
+        "CONTAINERD_WILL_NOT_START", WARNING if serving else ERROR, message,
+        "Fix the setting named above (remove a required plugin the node cannot load, or make it loadable) and restart "
+        "containerd; `journalctl -u containerd` shows the same cause as containerd's last line before it exits.",
+        context.evidence(errors=errors, undecided=undecided, key="required_plugins" if any("required_plugins" in line for line in errors + undecided) else None),
+        [] if serving else context.missing,
+    )]
 
 
 def _runtime_findings(context, plugin_key, name, runtime):

@@ -26,8 +26,10 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.cri_s
     CRI_PLUGIN_IDS_V3,
     CRI_PLUGIN_V2,
     CRI_RUNTIME_PLUGIN_V3,
+    base_spec_problems,
     cri_startup,
 )
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.daemon_startup import daemon_startup
 
 # The CRI plugin's built-in default_runtime_name on 1.x and 2.x (DefaultConfig in pkg/cri/config,
 # internal/cri/config). A dump prints it unless the CRI plugin's table is missing altogether.
@@ -96,13 +98,15 @@ def _declared_root_version(root_config):
 
 
 def facts_from_dump(dump_text, *, source, source_name, version_text=None, version_source="the caller", root_config=None,
-                    require_dump_keys=False):
+                    require_dump_keys=False, base_runtime_specs=None):
     """Turn a ``config dump`` text into containerd facts.
 
     ``source`` is ``"command"`` or ``"file"``; ``source_name`` names the command or file in messages;
     ``version_text`` is what the node (or the user) says printed it (``containerd --version`` output or ``1.7.35``),
     from ``version_source``; without it the release family is inferred from the dump.
     ``require_dump_keys``: refuse text without the top-level keys every dump prints (``DUMP_TOP_LEVEL_KEYS``).
+    ``base_runtime_specs``: the node's evidence on the ``base_runtime_spec`` files the dump names (``_node/base_specs``);
+    None when the node's files were not looked at, which leaves a runtime naming one undecided.
     Raises RuntimeGateError for text that is not a usable dump.
     """
     if not dump_text.strip():
@@ -148,6 +152,10 @@ def facts_from_dump(dump_text, *, source, source_name, version_text=None, versio
     startup = cri_startup(document, dump_version, runtimes, root_version=root_version)
     for name, runtime in startup["added_runtimes"].items():
         runtimes[name] = dict(_plain(runtime), created_from_deprecated_table=True)
+    spec_errors, spec_undecided = base_spec_problems(runtimes, base_runtime_specs)
+    cri_errors = startup["errors"] + spec_errors
+    # Whether containerd itself starts (docs/cri-startup.md): a daemon that exits serves nothing.
+    daemon = daemon_startup(document, release, cri_errors, root_version=root_version)
 
     return {
         "containerd_version": release["text"] if release["low"] == release["high"] else None,
@@ -158,7 +166,8 @@ def facts_from_dump(dump_text, *, source, source_name, version_text=None, versio
         # What the CRI plugin uses: the deprecated 1.x default_runtime table renames it to "default". None: unnamed.
         "default_runtime_name": (startup["default_runtime_name"] if startup["added_runtimes"].get("default") else default_runtime_name) or None,
         "runtimes": runtimes,
-        "cri_startup": {"errors": startup["errors"], "notes": startup["notes"], "undecided": startup["undecided"],
+        "daemon_startup": daemon,
+        "cri_startup": {"errors": cri_errors, "notes": startup["notes"], "undecided": startup["undecided"] or "; ".join(spec_undecided) or None,
                         "default_runtime_empty": default_runtime_name == "" and not startup["added_runtimes"].get("default")},
         "ignored_runtimes": {other_key: sorted(ignored_runtimes)} if isinstance(ignored_runtimes, dict) and ignored_runtimes else {},
         "disabled_plugins": [str(plugin) for plugin in disabled_plugins],
@@ -244,10 +253,12 @@ def _runtime_facts(name, table, plugin_key, source_name):
         raise RuntimeGateError(f"{source_name}: {where}.options is {_type_name(options)}, expected a table")
     runtime_type = table.get("runtime_type")
     binary_name = options.get("BinaryName")
+    base_runtime_spec = table.get("base_runtime_spec")
     return {
         "runtime_type": runtime_type if isinstance(runtime_type, str) and runtime_type else None,
         # BinaryName = '' is how 2.x dumps print "unset": the shim's default runc.
         "binary_name": binary_name if isinstance(binary_name, str) and binary_name else None,
+        "base_runtime_spec": base_runtime_spec if isinstance(base_runtime_spec, str) and base_runtime_spec else None,
         "options": _plain(options),
     }
 
@@ -300,6 +311,7 @@ def facts_from_evidence(evidence):
         # A command's output is what containerd (or the wrapper the user named) printed; a file is whatever the
         # user pointed at, so it must look like a dump before it is judged as one.
         require_dump_keys=evidence["source"] == "file",
+        base_runtime_specs=evidence.get("base_runtime_specs"),
     )
     facts["files_examined"] = evidence.get("files_examined", True) is not False
     facts["root_config"]["read_error"] = evidence.get("root_config_error")
@@ -310,4 +322,4 @@ def facts_from_evidence(evidence):
     return facts
 
 
-EVIDENCE_KEYS = ("config_files", "import_globs", "dropin_dirs", "binaries", "cdi_dirs")
+EVIDENCE_KEYS = ("config_files", "import_globs", "dropin_dirs", "binaries", "cdi_dirs", "base_runtime_specs")

@@ -210,7 +210,35 @@ def _deprecated_runtime(table):
     binary_name = options.get("BinaryName")
     return {"runtime_type": _text(table, "runtime_type") or None,
             "binary_name": binary_name if isinstance(binary_name, str) and binary_name else None,
+            "base_runtime_spec": _text(table, "base_runtime_spec") or None,
             "options": options}
+
+
+def base_spec_problems(runtimes, base_specs):
+    """``(errors, undecided)`` for the runtimes' ``base_runtime_spec`` files.
+
+    The CRI plugin opens and decodes every runtime's file when it starts and refuses to start when one fails
+    (``loadBaseOCISpecs``: ``pkg/cri/server/service.go`` @v1.6.20, @v1.7.35; ``plugins/cri/runtime/plugin.go`` @v2.2.9,
+    @v2.3.4, @v2.4.2). ``base_specs`` is the node's ``base_runtime_specs`` evidence (``{path: {"state", "detail"}}``,
+    ``_node/base_specs``); None when the node was not looked at (a dump judged by itself): a file named then is undecided.
+    """
+    errors, undecided = [], []
+    for name, runtime in sorted(runtimes.items()):
+        path = (runtime or {}).get("base_runtime_spec")
+        if not path:
+            continue
+        where = f"runtime {name!r} has base_runtime_spec {path[:200]!r}"
+        entry = base_specs.get(path) if isinstance(base_specs, dict) else None
+        state = entry.get("state") if isinstance(entry, dict) else None
+        if state in ("missing", "invalid"):
+            errors.append(f"{where}, which {entry.get('detail') or state} on the node: the CRI plugin refuses to start "
+                          "(\"failed to load base OCI spec from file\")")
+        elif state != "ok":
+            why = (entry or {}).get("detail") if isinstance(entry, dict) else None
+            undecided.append(f"{where}, and whether that file exists and holds an OCI spec on the node is not known"
+                             + (f" (it {why})" if why else " (the node's files were not examined)")
+                             + ": the CRI plugin refuses to start without it")
+    return errors, undecided
 
 
 def _default_runtime_errors(default_name, runtimes):
@@ -241,9 +269,14 @@ def _registry_errors(registry, where, tls=True):
     return errors
 
 
+def duration_problem(value):
+    """True when ``value`` is a string Go's ``time.ParseDuration`` refuses (an empty string means unset)."""
+    return isinstance(value, str) and bool(value) and not _GO_DURATION.fullmatch(value)
+
+
 def _duration_errors(table, key, where):
     value = table.get(key)
-    if not isinstance(value, str) or not value or _GO_DURATION.fullmatch(value):
+    if not duration_problem(value):
         return []
     return [f"{where}.{key} = {value[:40]!r} is not a Go duration (e.g. \"30s\", \"5m\"): the CRI plugin refuses to start"]
 
