@@ -157,7 +157,9 @@ class ActionModule(ActionBase):
         current_dump_text = current["dump_text"]
         errors, candidate_facts = judge_candidate(plan, candidate_dump["stdout"], source_name="the candidate's `config dump`",
                                                   current_facts=current["facts"], current_dump_text=current_dump_text,
-                                                  root_setting_paths=setting_paths)
+                                                  root_setting_paths=setting_paths, containerd_version=current["version"],
+                                                  root_text=tree["files"][tree["config_path"]],
+                                                  base_runtime_specs=validated.get("base_runtime_specs"))
         if errors:
             return fail("the candidate configuration fails its proof, nothing was written:\n" + "\n".join(errors + plan["guard_lines"]),
                         plan=_shown_plan(plan, redact), guard_lines=plan["guard_lines"])

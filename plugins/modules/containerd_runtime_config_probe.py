@@ -148,6 +148,12 @@ dump:
   description: C(rc), C(stdout), C(stderr) of the C(config dump) run; null when the root does not exist.
   returned: always
   type: dict
+base_runtime_specs:
+  description:
+    - For each C(base_runtime_spec) the candidate's C(config dump) names, C(state) (C(ok), C(missing), C(invalid) or
+      C(unchecked)) and C(detail): the CRI plugin opens and decodes each one when it starts (O(mode=validate)).
+  returned: O(mode=validate)
+  type: dict
 stats:
   description: C(mode) (octal string), C(uid) and C(gid) of the root, every matched file, every O(write_paths) entry and
     its directory; null for a path that does not exist.
@@ -172,6 +178,7 @@ import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.base_specs import base_runtime_specs
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.containerd_release import (
     parse_containerd_version,
     parse_version,
@@ -316,7 +323,9 @@ def validate(module, binary):
     # Paths are returned with the placeholder again, so the controller compares them with its plan.
     globs = dict((k.replace(tmp, PLACEHOLDER), [p.replace(tmp, PLACEHOLDER) for p in v]) for k, v in globs.items())
     dump["stdout"] = dump["stdout"].replace(tmp, PLACEHOLDER)
-    module.exit_json(changed=False, globs=globs, glob_errors=glob_errors, dump=dump)
+    # The CRI plugin opens each base_runtime_spec when it starts: the files the candidate names, as they are on the node.
+    module.exit_json(changed=False, globs=globs, glob_errors=glob_errors, dump=dump,
+                     base_runtime_specs=base_runtime_specs(dump["stdout"]) if dump["rc"] == 0 else {})
 
 
 def main():

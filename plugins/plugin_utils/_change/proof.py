@@ -15,6 +15,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.conta
     CRI_PLUGIN_V2,
     CRI_RUNTIME_PLUGIN_V3,
     facts_from_dump,
+    root_config_summary,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.loaded_config_diff import differences, named_by_plan
@@ -30,8 +31,15 @@ def _set_options(options):
     return {key: value for key, value in (options or {}).items() if value not in ("", 0, False, None, [], {})}
 
 
-def judge_candidate(plan, dump_text, *, source_name, current_facts=None, current_dump_text=None, root_setting_paths=()):
+def judge_candidate(plan, dump_text, *, source_name, current_facts=None, current_dump_text=None, root_setting_paths=(),
+                    containerd_version=None, root_text=None, base_runtime_specs=None):
     """Errors (empty: proven) for the real ``config dump`` of the candidate tree.
+
+    First: containerd and its CRI plugin start with it (``_facts/daemon_startup``, ``_facts/cri_startup``; docs/cri-startup.md),
+    judged for ``containerd_version`` (the node's), with the candidate root's own version (``root_text``) and the node's
+    evidence on the ``base_runtime_spec`` files the candidate names (``base_runtime_specs``, ``_node/base_specs``; None:
+    not looked at, which fails a candidate naming one). What cannot be decided fails the proof: nothing is restarted
+    on a guess.
 
     Required: every requested runtime loaded and served with its runtime_type and options, the
     requested default runtime in force, the loaded default equal to today's unless the plan allows a
@@ -39,10 +47,16 @@ def judge_candidate(plan, dump_text, *, source_name, current_facts=None, current
     it has today (so runc's SystemdCgroup and the node's other runtimes survive).
     """
     try:
-        facts = facts_from_dump(dump_text, source="command", source_name=source_name)
+        facts = facts_from_dump(dump_text, source="command", source_name=source_name, version_text=containerd_version,
+                                version_source="the node's `containerd --version`",
+                                root_config=None if root_text is None else root_config_summary(root_text, "the candidate root"),
+                                base_runtime_specs=base_runtime_specs)
     except RuntimeGateError as error:
         return [str(error)], None
-    errors = []
+    errors = [f"whether containerd starts with the candidate is not proven: {line}"
+              for line in facts["daemon_startup"]["undecided"]]
+    if facts["cri_startup"]["undecided"]:
+        errors.append(f"whether the CRI plugin starts with the candidate is not proven: {facts['cri_startup']['undecided']}")
     served, not_served = served_runtimes(facts)
     if not_served:
         errors.append(f"the candidate would serve no runtime: {not_served}")

@@ -187,6 +187,10 @@ FAULTS = {
     # conf.d did not exist: the role creates it, and removes it again on the rollback.
     "no-dropin-dir": ({}, {"restart_mode": "fail-once", "no_dropin_dir": True}, "The previous files were restored"),
     "verify-fails": ({}, {"restart_mode": "race"}, "MISSING=nvidia"),
+    # Issue 22 item 1: a base_runtime_spec file that does not exist dumps fine, and the CRI plugin then refuses to start
+    # after the restart (tests/integration/daemon/test_daemon_startup_rules.py): the proof refuses it, before any restart.
+    "base-spec-missing": ({}, {"base_runtime_spec": "{tree}/no-such-spec.json"},
+                          "which does not exist on the node: the CRI plugin refuses to start"),
 }
 
 
@@ -208,6 +212,9 @@ def faults(tmp_path_factory):
         if not host_vars.pop("no_dropin_dir", False):
             (tree / "conf.d").mkdir(exist_ok=True)
         mode = host_vars.pop("restart_mode", "ok")
+        if "base_runtime_spec" in host_vars:
+            host_vars["containerd_runtimes_runtimes"] = [{"name": "nvidia", "binary_name": str(nvidia_bin),
+                                                          "base_runtime_spec": host_vars.pop("base_runtime_spec").replace("{tree}", str(tree))}]
         late = ["race", str(tree / "conf.d" / "zz-late.toml"), "version = 2\n\n" + s.RUNC_SYSTEMD] if mode == "race" else [mode]
         hosts[host] = {"containerd_runtimes_config_path": str(tree / "config.toml"),
                        "containerd_runtimes_dropin_dir": str(tree / "conf.d"),
