@@ -8,6 +8,10 @@ runc, another runtime, empty, a name no runtime has, the deprecated 1.x ``defaul
 (CRI, the images plugin, the snapshotter, a harmless one), the CRI snapshotter (overlayfs, native, one that does not
 exist), ``runtime_type`` (runc, kata, empty) and options. The same seed gives the same tree on every machine.
 
+The start-up keys (docs/cri-startup.md: ``required_plugins``, ``root``/``state``, ``timeouts``, a runtime's
+``base_runtime_spec`` and its file) come from a second random stream of the same seed (``_start_up``), so adding them
+left every earlier tree as it was.
+
 Nothing here predicts what containerd does with a tree: the real daemon is the oracle (support.containerd_daemons).
 """
 from __future__ import annotations
@@ -35,6 +39,7 @@ class ConfigFile:
     imports: list = field(default_factory=list)
     disabled_plugins: list | None = None
     tables: dict = field(default_factory=dict)   # dotted header -> {key: value}
+    top: dict = field(default_factory=dict)      # other top-level keys (required_plugins, root, state)
 
     def text(self) -> str:
         lines = []
@@ -44,6 +49,7 @@ class ConfigFile:
             lines.append(f"imports = {json.dumps(self.imports)}")
         if self.disabled_plugins is not None:
             lines.append(f"disabled_plugins = {json.dumps(self.disabled_plugins)}")
+        lines.extend(f"{key} = {json.dumps(value)}" for key, value in self.top.items())
         for header, values in self.tables.items():
             lines.append("")
             lines.append(f"[{header}]")
@@ -56,6 +62,7 @@ class Tree:
     seed: int
     files: list
     description: list             # what was generated, in words (printed with a disagreement)
+    other_files: dict = field(default_factory=dict)   # path relative to etc/containerd -> text (a base spec)
 
     def write(self, node_root: Path) -> Path:
         etc = node_root / "etc" / "containerd"
@@ -63,12 +70,17 @@ class Tree:
             path = etc / config_file.path
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(config_file.text(), encoding="utf-8")
+        for name, text in self.other_files.items():
+            (etc / name).parent.mkdir(parents=True, exist_ok=True)
+            (etc / name).write_text(text, encoding="utf-8")
         return node_root
 
     def show(self) -> str:
         parts = [f"tree seed {self.seed}: {'; '.join(self.description)}"]
         for config_file in self.files:
             parts.append(f"--- /etc/containerd/{config_file.path}\n{config_file.text()}")
+        for name, text in self.other_files.items():
+            parts.append(f"--- /etc/containerd/{name}\n{text}")
         return "\n".join(parts)
 
 
@@ -171,4 +183,35 @@ def generate(seed: int) -> Tree:
         "double-star": ["/etc/containerd/conf.d/**.toml"],
         "matches-nothing": ["/etc/containerd/conf.d/*.cfg"],
     }[form]
-    return Tree(seed, [root] + dropins, description)
+    tree = Tree(seed, [root] + dropins, description)
+    _start_up(tree, seed)
+    return tree
+
+
+BASE_SPEC = "/etc/containerd/specs/base.json"
+
+
+def _start_up(tree, seed):
+    """The keys containerd checks when it starts (docs/cri-startup.md), from the seed's own second stream."""
+    rng = random.Random(f"start-up {seed}")
+    root = tree.files[0]
+    required = rng.choices([None, ["io.containerd.snapshotter.v1.overlayfs"], ["io.containerd.snapshotter.v1.zfs"],
+                            ["io.containerd.nosuch.v1.thing"], ["io.containerd.grpc.v1.cri"], ["overlayfs"]],
+                           weights=[30, 2, 1, 1, 2, 1])[0]
+    if required is not None:
+        root.top["required_plugins"] = required
+        tree.description.append(f"required_plugins {required}")
+    if rng.random() < 0.03:
+        root.top["root"] = root.top["state"] = "/var/lib/containerd"
+        tree.description.append("root = state")
+    if rng.random() < 0.03:
+        root.tables["timeouts"] = {'"io.containerd.timeout.shim.cleanup"': rng.choice(["5s", "soon"])}
+        tree.description.append(f"timeouts {root.tables['timeouts']}")
+    spec = rng.choices([None, "present", "missing", "not-json"], weights=[24, 2, 1, 1])[0]
+    runc = next((header for header in root.tables if header.endswith(".containerd.runtimes.runc")), None)
+    if spec and runc:
+        root.tables[runc]["base_runtime_spec"] = BASE_SPEC
+        tree.description.append(f"runc base_runtime_spec {spec}")
+        if spec != "missing":
+            tree.other_files[BASE_SPEC.removeprefix("/etc/containerd/")] = (
+                '{"ociVersion": "1.1.0"}\n' if spec == "present" else "version = 2\n")

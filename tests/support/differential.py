@@ -126,7 +126,7 @@ def compare(tree, release, truth, modes, node_root):
         results[mode] = {"status": status, "served": served,
                          "reason": reason or (verdict or {}).get("reason"), "explained": (verdict or {}).get("missing_explained")}
         if served is None:
-            if mode == "dump" and UNDECIDABLE_FROM_DUMP in str(results[mode]["reason"]):
+            if mode == "dump" and any(phrase in str(results[mode]["reason"]) for phrase in UNDECIDABLE_FROM_DUMP):
                 # The dump lacks what decides it (a 1.x root's version): UNKNOWN is the right answer there, and the
                 # modes with the node's files must then decide it correctly.
                 results[mode]["undecidable"] = True
@@ -146,8 +146,13 @@ def compare(tree, release, truth, modes, node_root):
     return {"seed": tree.seed, "release": release.version, "truth": truth, "modes": results, "disagreements": disagreements}
 
 
-# What a verdict's reason says when the dump alone cannot decide (the verdict is UNKNOWN, which fails closed).
-UNDECIDABLE_FROM_DUMP = "judge it with the node's root config (host_root)"
+# What a verdict's reason says when the dump alone cannot decide (the verdict is UNKNOWN, which fails closed): a 1.x
+# root's version, a base_runtime_spec file on the node, a required plugin of a release the dump does not name.
+UNDECIDABLE_FROM_DUMP = ("judge it with the node's root config (host_root)", "(the node's files were not examined)",
+                         "whether it loads is not known")
+
+# containerd's last line when it exits at start for a rule of docs/cri-startup.md (the dump printed the config).
+START_UP_EXITS = ("required plugin", "root and state must be different paths", "into a time duration")
 
 # The codes that may say "the CRI plugin does not serve": its start-up checks, the default runtime, the daemon's own word.
 CRI_DOWN_CODES = {"CRI_PLUGIN_FAILS", "DEFAULT_RUNTIME_UNDEFINED", "CRI_UNAVAILABLE"}
@@ -162,6 +167,8 @@ def wrong_reasons(mode, truth, verdict):
     codes = {finding["code"] for finding in verdict["findings"]}
     explained = verdict.get("missing_explained") or {}
     wrong = []
+    if not truth["running"] and any(line in str(truth["error"]) for line in START_UP_EXITS) and "CONTAINERD_WILL_NOT_START" not in codes:
+        wrong.append({"kind": "wrong-reason", "handlers": sorted(explained), "reason": f"daemon exits, codes {sorted(codes)}"})
     if truth["running"] and not truth["cri"] and not codes & CRI_DOWN_CODES:
         wrong.append({"kind": "wrong-reason", "handlers": sorted(explained), "reason": f"CRI down, codes {sorted(codes)}"})
     for handler, runtime_type in sorted(truth["runtimes"].items()):
