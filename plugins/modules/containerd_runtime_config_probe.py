@@ -151,7 +151,7 @@ dump:
 base_runtime_specs:
   description:
     - For each C(base_runtime_spec) the candidate's C(config dump) names, C(state) (C(ok), C(missing), C(invalid) or
-      C(unchecked)) and C(detail): the CRI plugin opens and decodes each one when it starts (O(mode=validate)).
+      C(unchecked)) and C(detail). The CRI plugin opens and decodes each one when it starts.
   returned: O(mode=validate)
   type: dict
 stats:
