@@ -149,6 +149,14 @@ ansible_facts:
             - A runtime the plugin creates from a deprecated 1.x table carries C(created_from_deprecated_table) in RV(ansible_facts.containerd.runtimes).
           type: dict
           sample: {errors: [], notes: [], undecided: null, default_runtime_empty: false}
+        daemon_startup:
+          description:
+            - Whether containerd itself starts with the loaded configuration (docs/cri-startup.md). C(errors) are sentences
+              why it exits at start (C(required_plugins), C(root) equal to C(state), C(timeouts)), then nothing is served;
+              C(undecided) says what only the node can tell (a required plugin that loads only where the node supports it),
+              which makes the node UNKNOWN unless a running daemon serving CRI decides it.
+          type: dict
+          sample: {errors: [], undecided: []}
         ignored_runtimes:
           description: Runtimes written under the plugin key this config version ignores, by key.
           type: dict
@@ -195,6 +203,11 @@ ansible_facts:
           elements: dict
         binaries:
           description: Each runtime binary (C(BinaryName), implied shim, C(runc)) by name, with C(kind), C(exists), C(executable) and C(resolved).
+          type: dict
+        base_runtime_specs:
+          description:
+            - Each C(base_runtime_spec) file the dump names, by path, with C(state) (C(ok), C(missing), C(invalid), C(unchecked))
+              and C(detail); null when the node's files were not examined. A missing or invalid one stops the CRI plugin.
           type: dict
         cdi_dirs:
           description: Listings of O(cdi_spec_dirs), the shape of RV(ansible_facts.containerd.dropin_dirs) without C(listed_because), C(texts_for) and texts.
