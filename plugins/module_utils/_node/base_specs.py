@@ -52,6 +52,9 @@ def _named_paths(dump_text):
 
 def check_base_spec(path, host_root="/"):
     """``{"state": ok|missing|invalid|unchecked, "detail": sentence or None}`` for one node path."""
+    if "\x00" in path:
+        # No file has such a name: Go's open fails ("invalid argument"), Python's raises before looking.
+        return {"state": INVALID, "detail": "contains a NUL character, which no file name can"}
     entry = read_text_file(host_path(host_root, path), MAX_BASE_SPEC_BYTES)
     if entry["error"] == "does not exist":
         return {"state": MISSING, "detail": "does not exist"}
