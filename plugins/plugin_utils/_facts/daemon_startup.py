@@ -66,8 +66,13 @@ _SINCE_2_3 = ("io.containerd.http.v1.pprof", "io.containerd.metrics.v1.grpc-otel
 # The plugins each release registers on Linux: `ctr plugins ls` on a real daemon of the release with an empty config
 # (tests/integration/daemon/test_daemon_startup_rules.py compares), plus btrfs, which the upstream build has and the
 # test binaries leave out (tools/build-components builds with no_btrfs; cmd/containerd/builtins/btrfs_linux.go).
+_SINCE_2_1 = ("io.containerd.differ.v1.erofs", "io.containerd.snapshotter.v1.erofs")
+_SINCE_2_2 = ("io.containerd.grpc.v1.mounts", "io.containerd.mount-handler.v1.erofs", "io.containerd.mount-manager.v1.bolt")
 REGISTERED_PLUGINS = {
     (1, 6): frozenset(_COMMON + _ONLY_1X + ("io.containerd.service.v1.leases-service",)),
+    # 2.0.14 and 2.1.9: measured the same way on the builds of issue 24 (tools/build-components, containerd-2.0/-2.1).
+    (2, 0): frozenset(_2X) - frozenset(_SINCE_2_1 + _SINCE_2_2),
+    (2, 1): frozenset(_2X) - frozenset(_SINCE_2_2),
     (1, 7): frozenset(_COMMON + _ONLY_1X + _SINCE_1_7 + ("io.containerd.runtime.v2.shim", "io.containerd.sandbox.controller.v1.local")),
     (2, 2): frozenset(_2X),
     (2, 3): frozenset(_2X + _SINCE_2_3),

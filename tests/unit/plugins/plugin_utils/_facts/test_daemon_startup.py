@@ -42,7 +42,8 @@ def _verdict(facts):
     ('required_plugins = ["overlayfs"]\n', "1.7.35", None, "OK"),  # no URI: only a version 1 root prints that
     ('required_plugins = ["overlayfs"]\n', "2.4.2", None, "OK"),  # 2.x migrates the short name
     # An unmeasured release: whether it has the plugin is not known.
-    ('required_plugins = ["io.containerd.nosuch.v1.x"]\n', "2.1.9", None, "UNKNOWN"),
+    ('required_plugins = ["io.containerd.nosuch.v1.x"]\n', "2.5.0", None, "UNKNOWN"),
+    ('required_plugins = ["io.containerd.snapshotter.v1.erofs"]\n', "2.0.14", None, "MISSING"),  # erofs came with 2.1
     ('timeouts = {"io.containerd.timeout.shim.cleanup" = "5s"}\n', "1.7.35", None, "OK"),
     ('timeouts = {"io.containerd.timeout.shim.cleanup" = "soon"}\n', "1.7.35", None, "MISSING"),
     ('timeouts = {"io.containerd.timeout.shim.cleanup" = ""}\n', "2.2.9", None, "MISSING"),
