@@ -132,7 +132,8 @@ def daemon_startup(document, release, cri_errors, root_version=None):
         if value == "" or duration_problem(value):  # time.ParseDuration("") fails too
             errors.append(f"timeouts.{key[:80]} = {str(value)[:40]!r} is not a Go duration: containerd exits at start "
                           "(\"unable to parse … into a time duration\")")
-    required = [entry for entry in document.get("required_plugins") or () if isinstance(entry, str)]
+    listed = document.get("required_plugins")
+    required = [entry for entry in listed if isinstance(entry, str)] if isinstance(listed, list) else []
     if required:
         plugin_errors, plugin_undecided = _required_plugins(required, document, release, cri_errors, root_version)
         errors.extend(plugin_errors)
