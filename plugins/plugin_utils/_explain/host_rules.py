@@ -104,7 +104,8 @@ def _daemon_startup_findings(context, daemon):
         "CONTAINERD_WILL_NOT_START", WARNING if serving else ERROR, message,
         "Fix the setting named above (remove a required plugin the node cannot load, or make it loadable) and restart "
         "containerd; `journalctl -u containerd` shows the same cause as containerd's last line before it exits.",
-        context.evidence(errors=errors, undecided=undecided, key="required_plugins" if any("required_plugins" in line for line in errors + undecided) else None),
+        context.evidence(errors=errors, undecided=undecided,
+                         key="required_plugins" if any("required_plugins" in line for line in errors + undecided) else None),
         [] if serving else context.missing,
     )]
 
