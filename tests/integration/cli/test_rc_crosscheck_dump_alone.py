@@ -56,3 +56,14 @@ def test_a_stated_version_the_dump_contradicts_is_refused(tmp_path):
     completed = run(tmp_path, dump.path, "--containerd-version", "1.6.20")
     assert completed.returncode == 2
     assert "not from the same containerd" in completed.stderr and "Traceback" not in completed.stderr
+
+
+def test_a_dump_it_cannot_decide_exits_2_with_the_reason_on_stderr_and_nothing_on_stdout(tmp_path):
+    # A 1.7 version 2 root disabling CRI by URI: the dump prints version = 2 either way, so alone it cannot say whether
+    # the CRI plugin starts (issue 22 item 9: this printed UNKNOWN=… on stdout with exit 1, which means MISSING).
+    root = 'version = 2\ndisabled_plugins = ["io.containerd.grpc.v1.cri"]\n'
+    dump = dumped("S6-v2", "1.7", tmp_path, extra={"config.toml": root})
+    assert dump.returncode == 0, dump.stderr
+    completed = run(tmp_path, dump.path)
+    assert (completed.returncode, completed.stdout) == (2, ""), completed.stdout
+    assert completed.stderr.startswith("rc-crosscheck: UNKNOWN=disabled_plugins"), completed.stderr
