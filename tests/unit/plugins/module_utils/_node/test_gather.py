@@ -1,6 +1,7 @@
 """_node_gather on real file trees: node paths mapped under host_root, file texts capped, links kept inside the root."""
 import json
 import os
+import time
 
 import pytest
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.gather import (
@@ -78,13 +79,16 @@ def test_a_chain_of_links_past_the_hop_limit_reads_nothing_outside_host_root(tmp
 # --- commands: bounded in memory and time, with real processes (issue 22 item 4) -------------------------------------
 
 def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie (killed, not yet reaped by init in this container) counts as gone.
-    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-        return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    """Whether ``pid`` still runs, once SIGKILL had up to 10 s to land (a zombie, not yet reaped, counts as gone)."""
+    for _attempt in range(100):
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+                if handle.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return False
+        except FileNotFoundError:
+            return False
+        time.sleep(0.1)
+    return True
 
 
 def test_output_past_the_cap_kills_the_command_while_reading(tmp_path):
