@@ -30,14 +30,12 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_obj
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._gate_labels import DEFAULT_LABEL_PREFIX, SERVED, handler_label
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._handler_names import is_well_known_handler
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.objects import DNS_LABEL, DNS_SUBDOMAIN
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._quantity import QuantityError, parse_resource_list
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirements import selector_matches
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import UNKNOWN, status_of
 
-# pkg/apis/node/validation: the name is a DNS-1123 subdomain, the handler a DNS-1123 label. Used with fullmatch and
-# \Z: "$" also matches before a trailing newline, so "nvidia\n" would pass.
-DNS_SUBDOMAIN = re.compile(r"(?=.{1,253}\Z)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+# pkg/apis/node/validation: the name is a DNS-1123 subdomain, the handler a DNS-1123 label (one definition, _k8s/objects).
 UNJUDGED_SHOWN = 5  # node names quoted in a refusal; the count is always given
 
 
