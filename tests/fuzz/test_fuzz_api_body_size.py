@@ -65,3 +65,29 @@ def test_a_body_is_read_within_the_cap_and_refused_past_it_plain_or_gzip(server,
     assert str(raised.value) == (f"listing RuntimeClasses (node.k8s.io/v1) from {url} failed: the answer is larger than "
                                  f"{LIMIT} bytes once decoded (max_response_bytes): no API server sends that for this "
                                  "list; a hostile or broken server, or a proxy in the way")
+
+
+@pytest.mark.parametrize("body,problem", [
+    ('{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClassList", "metadata": {}, "items": [], "items": []}',
+     'the key "items" is given twice in one object'),
+    ('{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClassList", "metadata": {"x": NaN}, "items": []}',
+     "NaN is not a JSON value"),
+])
+def test_api_json_follows_the_file_reader_s_rule(server, body, problem):
+    # Issue 22 item 10: the API reader took a key given twice (last wins) and NaN, which the file reader refuses.
+    Answers.body, Answers.gzipped = body.encode(), False
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    with pytest.raises(KubeAccessError) as raised:
+        list_cluster_objects({"host": url, "api_key": "t"})
+    assert str(raised.value) == (f"listing RuntimeClasses (node.k8s.io/v1) from {url} failed: the answer is not JSON "
+                                 f"(is this a Kubernetes API server?): {problem}")
+
+
+def test_a_negative_overhead_is_refused_as_the_api_server_would(server):
+    Answers.body, Answers.gzipped = json.dumps(dict(EMPTY_LIST, items=[
+        {"metadata": {"name": "nvidia"}, "handler": "nvidia", "overhead": {"podFixed": {"cpu": "-250m"}}}])).encode(), False
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    with pytest.raises(Exception) as raised:
+        list_cluster_objects({"host": url, "api_key": "t"})
+    assert str(raised.value) == (f"the API server {url}: RuntimeClass 'nvidia': overhead.podFixed 'cpu' is '-250m', "
+                                 "negative; the API server refuses that (must be greater than or equal to 0)")

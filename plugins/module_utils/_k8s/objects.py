@@ -25,6 +25,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors impo
     cut_text,
     shown_value,
 )
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._quantity import QuantityError, parse_quantity
 
 import re
 
@@ -85,10 +86,12 @@ def normalise_runtimeclass(obj):
             isinstance(item, dict) and all(value is None or isinstance(value, (str, int, float)) for value in item.values())
             for item in tolerations):
         raise RuntimeGateError(f"{what}: scheduling.tolerations must be a list of mappings of strings and numbers")
+    overhead_pod_fixed = _quantities(overhead.get("podFixed"), f"{what}: overhead.podFixed")
+    _refuse_negative(overhead_pod_fixed, f"{what}: overhead.podFixed")
     return {
         "name": name,
         "handler": handler,
-        "overhead_pod_fixed": _quantities(overhead.get("podFixed"), f"{what}: overhead.podFixed") or None,
+        "overhead_pod_fixed": overhead_pod_fixed or None,
         "node_selector": _string_map(scheduling.get("nodeSelector"), f"{what}: scheduling.nodeSelector")
         or None,
         "tolerations": [dict(toleration) for toleration in tolerations],
@@ -310,6 +313,19 @@ def _quantities(value, what):
                                    "string or number")
         quantities[str(resource)] = str(amount)
     return quantities
+
+
+def _refuse_negative(quantities, what):
+    """The apiserver refuses a negative overhead (pkg/apis/node/validation validateOverhead: ValidateResourceQuantityValue,
+    "must be greater than or equal to 0"); a malformed one is left to the overhead findings."""
+    for resource, amount in quantities.items():
+        try:
+            negative = parse_quantity(amount) < 0
+        except QuantityError:
+            continue
+        if negative:
+            raise RuntimeGateError(f"{what} {shown_value(resource)} is {shown_value(amount)}, negative; the API server "
+                                   "refuses that (must be greater than or equal to 0)")
 
 
 def where(source_name, location):

@@ -7,12 +7,12 @@ page budget and a time budget (``_k8s/limits.py``), and an answer counts only wh
 kind asked for (``_k8s/answers.py``). No token, client key or kubeconfig content ever appears in a message.
 """
 
-import json
 import threading
 import time
 import warnings
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import shown_value
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import cut_text, shown_value
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._strict_json import StrictJsonError, loads_strict
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.answers import (
     HTTP_HINTS,
     describe_tls_error,
@@ -178,10 +178,11 @@ class ApiSession:
             raise KubeAccessError(self._redact(f"{asked} failed: {type(err).__name__}: {err}".splitlines()[0]),
                                   self.server) from None
         try:
-            answer = json.loads(body)
-        except ValueError:
-            raise KubeAccessError(f"{asked} failed: the answer is not JSON (is this a Kubernetes API server?)",
-                                  self.server) from None
+            # The same rule as the file reader: a key given twice or NaN is no answer an API server gives.
+            answer = loads_strict(body)
+        except StrictJsonError as err:
+            raise KubeAccessError(f"{asked} failed: the answer is not JSON (is this a Kubernetes API server?): "
+                                  f"{cut_text(str(err), 160)}", self.server) from None
         if not isinstance(answer, dict):
             raise KubeAccessError(f"{asked} failed: the answer is not a Kubernetes object or list", self.server)
         return answer
