@@ -11,7 +11,7 @@ description:
   - AWX and Automation Platform job slicing run C(playbooks/nightly.yml) (or C(crosscheck.yml) with C(runtime_gate_report_dir)) as
     N jobs, each over a slice of the inventory; each slice's report.json speaks only for its own hosts, and its fleet findings
     (C(HANDLER_SERVED_NOWHERE), C(RUNTIMECLASS_WITHOUT_NODESELECTOR)) can be wrong for the fleet.
-  - This action reads every slice's report.json, takes each host's verdict as the slice reported it (nothing is re-judged),
+  - This action reads every slice's report.json, takes each host's verdict as the slice reported it once verified (nothing is re-judged),
     recomputes the fleet findings and overhead findings over all hosts with the cluster read once more (O(cluster_result)), and
     writes report.json, junit.xml, report.html and metrics.prom into O(report_dir), as one unsliced run would (docs/report.md).
   - A host found in two slice reports, a report that is not a runtime_gate report.json, or a slice count other than
