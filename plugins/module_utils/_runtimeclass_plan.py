@@ -21,7 +21,6 @@ class refuses the whole plan: nothing is applied, so a rollout never leaves half
 """
 
 import difflib
-import re
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import (
     RUNTIMECLASS_API_VERSION,
