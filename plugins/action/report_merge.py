@@ -39,7 +39,11 @@ class ActionModule(ActionBase):
         reports = [controller_path(path) for path in args["reports"]] if args["reports"] is not None else None
         try:
             paths = slice_report_paths(reports, args["slices_dir"], args["expected_slices"])
-            verdicts, inventory_sources = merge_slice_reports({path: read_slice_report(path) for path in paths})
+            if args["max_age_hours"] <= 0:
+                raise RuntimeGateError(f"max_age_hours must be above 0, not {args['max_age_hours']}")
+            now = datetime.now(UTC)
+            verdicts, inventory_sources = merge_slice_reports(
+                {path: read_slice_report(path, now=now, max_age_hours=args["max_age_hours"]) for path in paths})
             fleet = fleet_view(verdicts, args["cluster_result"])
             generated_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             report, report_paths = write_reports(args["report_dir"], verdicts, fleet, generated_at=generated_at,

@@ -65,6 +65,7 @@ import yaml
 from ansible import constants as C
 from ansible.plugins.callback import _AnsibleCallbackDumper
 from ansible.plugins.callback.default import CallbackModule as DefaultCallbackModule
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._printable import printable_lines
 
 # ansible-core 2.19 wraps a failure's own message in generic events ("Task failed.", "Action failed.").
 _GENERIC_EVENT_MSG = re.compile(r"^\w+ failed\.$")
@@ -117,7 +118,7 @@ class CallbackModule(DefaultCallbackModule):
             # registered result and the reports, not for the failure line (`-vv` shows it all).
             message = result.result["msg"]
             result.result.clear()
-            result.result["msg"] = message
+            result.result["msg"] = printable_lines(message)
         super().v2_runner_on_failed(result, ignore_errors)
 
     def v2_runner_on_unreachable(self, result):
@@ -131,7 +132,8 @@ class CallbackModule(DefaultCallbackModule):
             if self._last_task_banner != result.task._uuid:
                 self._print_task_banner(result.task)
             self._handle_warnings_and_exception(result)
-            self._display.display(message, color=C.COLOR_OK)
+            # Printed as is, so no name in it may write a terminal sequence or a line of its own (_printable).
+            self._display.display(printable_lines(message), color=C.COLOR_OK)
             return
         super().v2_runner_on_ok(result)
 

@@ -181,23 +181,48 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
     def _populate(self, nodes, node_groups, address_types):
         for group in node_groups:
             self.inventory.add_group(group)
+        taken = {node["name"] for node in nodes}
+        hosts_by_address = {}
         for node in nodes:
-            host = node["name"]
+            host = self._host_name(node["name"], taken)
             self.inventory.add_host(host)
             for group, node_selector in node_groups.items():
                 if selector_matches(node_selector, node["labels"]):
                     self.inventory.add_child(group, host)
-            self.inventory.set_variable(host, "runtime_gate_node_name", host)
             self.inventory.set_variable(host, "runtime_gate_node_labels", dict(node["labels"]))
+            self.inventory.set_variable(host, "runtime_gate_node_name", node["name"])
             address = _preferred_address(node["addresses"], address_types)
             if address:
                 self.inventory.set_variable(host, "ansible_host", address)
+                hosts_by_address.setdefault(address, []).append(host)
             else:
+                if host != node["name"]:
+                    self.inventory.set_variable(host, "ansible_host", node["name"])  # renamed: still reached by its name
                 reported = ", ".join(sorted({entry.get("type", "?") for entry in node["addresses"]})) or "none"
                 self.display.warning(
                     f"{self.NAME}: Node '{host}' reports no {' or '.join(address_types)} address (it reports: {reported}); "
                     f"added without ansible_host, so Ansible connects to the name '{host}'")
             self._construct(host)
+        for address, hosts in sorted(hosts_by_address.items()):
+            if len(hosts) > 1:
+                self.display.warning(f"{self.NAME}: Nodes {', '.join(hosts)} share the address {address}: Ansible connects "
+                                     "to one machine for all of them, so one node's verdict would stand for the others")
+
+    def _host_name(self, node_name, taken):
+        """The inventory name of a Node: its name, unless that is ``all``, ``ungrouped``, ``localhost`` or a group's
+        (a Node so named would break the inventory or take over the group): then ``k8s-node-<name>``, with a warning.
+        ``runtime_gate_node_name`` keeps the Node's own name either way."""
+        reserved = {"all", "ungrouped", "localhost"} | set(self.inventory.groups)
+        if node_name not in reserved:
+            return node_name
+        host = f"k8s-node-{node_name}"
+        while host in taken or host in reserved:
+            host = f"k8s-node-{host}"
+        taken.add(host)
+        what = "a group" if node_name in self.inventory.groups else "a name Ansible reserves"
+        self.display.warning(f"{self.NAME}: Node '{node_name}' has the name of {what}; added as host '{host}' "
+                             f"(runtime_gate_node_name stays '{node_name}')")
+        return host
 
     def _construct(self, host):
         """compose, then groups and keyed_groups over the host's variables (composed ones included), as constructed does."""

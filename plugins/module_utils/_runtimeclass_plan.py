@@ -12,29 +12,29 @@ So a class is only applied when the judged nodes prove it can work:
 * no cluster node the class matches is left unjudged: the scheduler may place the class's pods on any
   node its nodeSelector matches (every node without one), so a node this run did not judge (a CPU
   node after a rollout over ``gpu_nodes``) is not proven to serve it. ``allow_unjudged_nodes`` accepts
-  that risk explicitly.
+  that risk explicitly. A class bound to the gate's label (its nodeSelector holds ``<label_prefix>/<handler>=served``,
+  docs/gate.md) targets only nodes the labeller proved to serve the handler, so unjudged nodes it matches are reported,
+  not refused.
 
 Anything else is refused with a sentence naming the class, the handler and the nodes. One refused
 class refuses the whole plan: nothing is applied, so a rollout never leaves half its classes live.
 """
 
 import difflib
-import re
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import (
     RUNTIMECLASS_API_VERSION,
     normalise_runtimeclass,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._gate_labels import DEFAULT_LABEL_PREFIX, SERVED, handler_label
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._handler_names import is_well_known_handler
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.objects import DNS_LABEL, DNS_SUBDOMAIN
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._quantity import QuantityError, parse_resource_list
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirements import selector_matches
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import UNKNOWN, status_of
 
-# pkg/apis/node/validation: the name is a DNS-1123 subdomain, the handler a DNS-1123 label. Used with fullmatch and
-# \Z: "$" also matches before a trailing newline, so "nvidia\n" would pass.
-DNS_SUBDOMAIN = re.compile(r"(?=.{1,253}\Z)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+# pkg/apis/node/validation: the name is a DNS-1123 subdomain, the handler a DNS-1123 label (one definition, _k8s/objects).
 UNJUDGED_SHOWN = 5  # node names quoted in a refusal; the count is always given
 
 
@@ -73,11 +73,12 @@ def desired_body(desired):
     return body
 
 
-def plan_runtimeclasses(desired_classes, verdicts, nodes, allow_unjudged_nodes=False):
+def plan_runtimeclasses(desired_classes, verdicts, nodes, allow_unjudged_nodes=False, label_prefix=DEFAULT_LABEL_PREFIX):
     """Decide per class: ``[{"name", "handler", "targeted", "serving", "missing", "unjudged", "refusal"}]``.
 
     ``verdicts`` are handler_crosscheck results (``node``, ``verdict``, ``loaded_runtimes``); ``nodes``
-    the normalised Nodes, for labels. ``refusal`` is None when the class may be applied.
+    the cluster's normalised Nodes (all of them: runtimeclass_apply lists them itself). ``refusal`` is None when the
+    class may be applied.
     ``unjudged`` lists cluster nodes the selector matches that this run did not judge: a refusal unless
     ``allow_unjudged_nodes``.
     """
@@ -93,7 +94,9 @@ def plan_runtimeclasses(desired_classes, verdicts, nodes, allow_unjudged_nodes=F
         if name in seen:
             raise RuntimeGateError(f"RuntimeClass '{name}' is listed twice in runtimeclasses")
         seen.add(name)
-        plans.append(_plan_one(name, handler, desired.get("node_selector") or None, judged, labels, allow_unjudged_nodes))
+        node_selector = desired.get("node_selector") or None
+        gated = bool(node_selector) and node_selector.get(handler_label(label_prefix, handler)) == SERVED
+        plans.append(_plan_one(name, handler, node_selector, judged, labels, allow_unjudged_nodes or gated))
     return plans
 
 

@@ -11,11 +11,16 @@ description:
   - AWX and Automation Platform job slicing run C(playbooks/nightly.yml) (or C(crosscheck.yml) with C(runtime_gate_report_dir)) as
     N jobs, each over a slice of the inventory; each slice's report.json speaks only for its own hosts, and its fleet findings
     (C(HANDLER_SERVED_NOWHERE), C(RUNTIMECLASS_WITHOUT_NODESELECTOR)) can be wrong for the fleet.
-  - This action reads every slice's report.json, takes each host's verdict as the slice reported it (nothing is re-judged),
+  - This action reads every slice's report.json, takes each host's verdict as the slice reported it once verified (nothing is re-judged),
     recomputes the fleet findings and overhead findings over all hosts with the cluster read once more (O(cluster_result)), and
     writes report.json, junit.xml, report.html and metrics.prom into O(report_dir), as one unsliced run would (docs/report.md).
   - A host found in two slice reports, a report that is not a runtime_gate report.json, or a slice count other than
     O(expected_slices) fails the task, naming the files; nothing is written then.
+  - Each slice is verified before it is used, as a file anyone could have written - plain JSON (a key given twice or
+    C(NaN) is refused), conforming to C(docs/report.schema.json), generated no more than O(max_age_hours) ago, judging
+    at least one host, read against the same cluster as every other slice, and each host's status recomputed from its
+    own evidence (C(lines), C(missing_handlers), C(required_handlers) against C(loaded_runtimes)). A slice that fails any
+    check fails the task, naming the file, the host and the problem.
   - Runs on the controller only (action plugin). See C(playbooks/merge_reports.yml) and docs/awx.md.
 version_added: 0.2.0
 author:
@@ -38,6 +43,11 @@ options:
       - How many slice reports there must be (the job template's slice count). Without it, a slice that wrote no report
         leaves its hosts out of the fleet report unnoticed.
     type: int
+  max_age_hours:
+    description:
+      - The oldest a slice report may be (its C(generated_at)), in hours. An older one is refused as not of this run.
+    type: float
+    default: 24
   cluster_result:
     description:
       - The registered result of M(gpufleet.runtime_gate.runtimeclass_info), the cluster the fleet findings are computed against.

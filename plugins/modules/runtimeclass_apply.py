@@ -13,13 +13,16 @@ description:
     serves its handler, and at least one does. The apiserver itself never checks that a handler exists on any node.
   - A class whose handler no targeted node serves (for example the typo C(nvdia) for C(nvidia)) is refused with the
     nodes and what they serve. When any class is refused, the task fails and nothing is written.
-  - A class is also refused when its C(node_selector) (every node, without one) matches cluster nodes in O(nodes) that the
-    verdicts do not cover; the scheduler may place its pods there, and nothing proves they serve the handler (a class
-    without C(node_selector) after a rollout over GPU nodes only would reach the CPU nodes). O(allow_unjudged_nodes=true)
-    applies it anyway, with a warning naming those nodes.
+  - The module lists the cluster's Nodes itself (one paginated list) and refuses a class whose C(node_selector) (every
+    node, without one) matches Nodes the verdicts do not cover, naming them; the scheduler may place its pods there, and
+    nothing proves they serve the handler (a class without C(node_selector) after a rollout over GPU nodes only would
+    reach the CPU nodes). O(allow_unjudged_nodes=true) applies it anyway, with a warning naming those nodes. A class bound
+    to the gate's label (its C(node_selector) holds C(<label_prefix>/<handler>=served), see
+    M(gpufleet.runtime_gate.node_handler_labels)) reaches only nodes proven to serve it, so it is applied with that warning.
   - Updates replace the class conditionally (C(resourceVersion) as read); labels and annotations are kept.
     The C(handler) of an existing class is immutable; a different handler fails the task.
-  - Requests are one paginated list plus one write per changed class, independent of the number of hosts.
+  - Requests are two paginated lists (Nodes, RuntimeClasses) plus one write per changed class, independent of the number
+    of hosts.
   - Run it once on the controller (C(run_once) plus C(delegate_to=localhost)).
 extends_documentation_fragment:
   - gpufleet.runtime_gate._attributes
@@ -60,19 +63,18 @@ options:
     type: list
     elements: dict
     required: true
-  nodes:
-    description:
-      - The cluster's Nodes as M(gpufleet.runtime_gate.runtimeclass_info) returns them (O(gpufleet.runtime_gate.runtimeclass_info#module:nodes=true)),
-        for their labels. Needed for every class with a C(node_selector); a judged node without labels here refuses such a class.
-    type: list
-    elements: dict
-    default: []
   allow_unjudged_nodes:
     description:
       - Apply a class even though its C(node_selector) matches cluster nodes that the O(verdicts) do not cover
         (a warning names them). By default such a class is refused.
     type: bool
     default: false
+  label_prefix:
+    description:
+      - The prefix of the gate's handler labels, as O(gpufleet.runtime_gate.node_handler_labels#module:label_prefix).
+        A class whose C(node_selector) holds C(<label_prefix>/<handler>=served) is bound to the gate.
+    type: str
+    default: handler.runtime-gate.gpufleet.io
 attributes:
   check_mode:
     support: full
@@ -99,7 +101,6 @@ EXAMPLES = r"""
         node_selector: {nvidia.com/gpu.present: "true"}
         overhead_pod_fixed: {cpu: 250m, memory: 120Mi}
     verdicts: "{{ ansible_play_hosts_all | map('extract', hostvars, 'runtime_gate_verdict') | list }}"
-    nodes: "{{ hostvars['localhost']['runtime_gate_cluster']['nodes'] }}"
   run_once: true
   delegate_to: localhost
 """
@@ -168,6 +169,7 @@ diff:
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._gate_labels import check_prefix
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.auth import auth_options_of, insecure_warning
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.errors import KubeAccessError
@@ -190,9 +192,10 @@ def main():
     if insecure_warning(auth_options):
         module.warn(insecure_warning(auth_options))
     try:
-        result = apply_runtimeclasses(auth_options, params["runtimeclasses"], params["verdicts"], params["nodes"],
+        result = apply_runtimeclasses(auth_options, params["runtimeclasses"], params["verdicts"],
                                       check_mode=module.check_mode, request_timeout=params["request_timeout"],
-                                      allow_unjudged_nodes=params["allow_unjudged_nodes"])
+                                      allow_unjudged_nodes=params["allow_unjudged_nodes"],
+                                      label_prefix=check_prefix(params["label_prefix"]))
     except KubeAccessError as err:
         module.fail_json(**err.result_fields())
     except RuntimeGateError as err:

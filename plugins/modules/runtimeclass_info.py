@@ -18,7 +18,7 @@ description:
   - Every answer must be a well-formed list of the kind asked for (C(RuntimeClassList), C(NodeList), C(PodList),
     C(EventList), with C(items) a list of mappings); anything else (an empty object, a C(Status), C(items) null,
     another kind's list) fails the task, naming the server and what was wrong.
-  - Every run is bounded by O(request_deadline), O(list_page_budget) and O(list_time_budget); a continue token the
+  - Every run is bounded by O(request_deadline), O(list_page_budget), O(list_time_budget) and O(max_response_bytes); a continue token the
     server already sent fails the list at once. Each limit fails the task with a message that names it.
   - With O(src), reads the same objects from a YAML file instead, for example the output of
     C(kubectl get runtimeclass,node,pod,event -A -o yaml); the connection options are then ignored.
@@ -79,6 +79,12 @@ options:
       - When not set, the environment variable E(RUNTIME_GATE_LIST_TIME_BUDGET) is used.
     type: int
     default: 600
+  max_response_bytes:
+    description:
+      - Bytes one answer's body may hold once decoded (a gzip body counts inflated); a larger one fails the read.
+      - When not set, the environment variable E(RUNTIME_GATE_MAX_RESPONSE_BYTES) is used.
+    type: int
+    default: 67108864
 attributes:
   check_mode:
     support: full

@@ -25,8 +25,12 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors impo
 from fuzz.fuzzing import fuzz_settings
 
 SOURCE = "manifest file 'fuzz.yaml'"
-NAMES = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-.", min_size=1, max_size=12)
-# Handlers and label values are strings to the API server, but may hold anything a YAML string can.
+# Object names are DNS-1123 subdomains and handlers DNS-1123 labels, as the API server requires (others are refused:
+# tests/fuzz/test_fuzz_names.py); YAML may still read some of them as other types ("1", "0x10").
+NAMES = st.one_of(st.from_regex(r"[a-z0-9]([-a-z0-9]{0,10}[a-z0-9])?(\.[a-z0-9]{1,3})?", fullmatch=True),
+                  st.sampled_from(["1", "0x10", "null", "true"]))
+HANDLERS = st.one_of(st.from_regex(r"[a-z0-9]([-a-z0-9]{0,10}[a-z0-9])?", fullmatch=True), st.sampled_from(["yes", "1"]))
+# Label values are strings to the API server, but may hold anything a YAML string can.
 ODD_STRINGS = st.one_of(NAMES, st.text(min_size=1, max_size=12), st.sampled_from(["yes", "true", "1", "null", "~", "0x10", "a: b", "- x"]))
 LABELS = st.dictionaries(st.sampled_from(["nvidia.com/gpu.present", "kubernetes.io/os", "pool", "odd key/ä"]), ODD_STRINGS, max_size=3)
 OTHER_KINDS = [
@@ -49,7 +53,7 @@ DEFECTS = {
 def clusters(draw):
     runtimeclasses = []
     for name in draw(st.lists(NAMES, max_size=4, unique=True)):
-        obj = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name}, "handler": draw(ODD_STRINGS)}
+        obj = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name}, "handler": draw(HANDLERS)}
         selector = draw(LABELS)
         if selector:
             obj["scheduling"] = {"nodeSelector": selector}

@@ -17,6 +17,8 @@ DEFAULT_REQUEST_TIMEOUT = 30
 DEFAULT_REQUEST_DEADLINE = 120
 DEFAULT_LIST_PAGE_BUDGET = 1000
 DEFAULT_LIST_TIME_BUDGET = 600
+# One answer's body, decoded (a gzip body counts inflated): a 500-object page of Nodes is a few megabytes.
+DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 LIMIT_ARG_SPEC = {
     "request_deadline": {"type": "int", "default": DEFAULT_REQUEST_DEADLINE,
                          "fallback": (env_fallback, ["RUNTIME_GATE_REQUEST_DEADLINE"])},
@@ -24,11 +26,14 @@ LIMIT_ARG_SPEC = {
                          "fallback": (env_fallback, ["RUNTIME_GATE_LIST_PAGE_BUDGET"])},
     "list_time_budget": {"type": "int", "default": DEFAULT_LIST_TIME_BUDGET,
                          "fallback": (env_fallback, ["RUNTIME_GATE_LIST_TIME_BUDGET"])},
+    "max_response_bytes": {"type": "int", "default": DEFAULT_MAX_RESPONSE_BYTES,
+                           "fallback": (env_fallback, ["RUNTIME_GATE_MAX_RESPONSE_BYTES"])},
 }
+WHOLE_NUMBERS = ("list_page_budget", "max_response_bytes")
 
 
 def resolve_limits(limits=None, environ=None):
-    """``{"request_deadline", "list_page_budget", "list_time_budget"}``: the values given in ``limits``, else
+    """``{"request_deadline", "list_page_budget", "list_time_budget", "max_response_bytes"}``: the values given in ``limits``, else
     ``RUNTIME_GATE_<NAME>`` from the environment, else the defaults. Raises ``KubeAccessError`` for a value
     that is not a positive number, naming the option or variable it came from."""
     environ = os.environ if environ is None else environ
@@ -40,7 +45,7 @@ def resolve_limits(limits=None, environ=None):
             value, origin = environ[variable], variable
         if value is None:
             value = spec["default"]
-        resolved[name] = _positive_number(value, origin, whole=name == "list_page_budget")
+        resolved[name] = _positive_number(value, origin, whole=name in WHOLE_NUMBERS)
     return resolved
 
 
@@ -50,6 +55,6 @@ def _positive_number(value, origin, whole):
     except (TypeError, ValueError, OverflowError):
         number = None
     if isinstance(value, bool) or number is None or not 0 < number < float("inf"):
-        unit = "whole number of pages" if whole else "number of seconds"
+        unit = "whole number" if whole else "number of seconds"
         raise KubeAccessError(f"{origin} must be a positive {unit}, not {shown_value(value)}")
     return number

@@ -16,7 +16,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.session
 
 def list_cluster_objects(options, include_nodes=False, page_size=DEFAULT_PAGE_SIZE,
                          request_timeout=DEFAULT_REQUEST_TIMEOUT, include_pods=False, request_deadline=None,
-                         list_page_budget=None, list_time_budget=None):
+                         list_page_budget=None, list_time_budget=None, max_response_bytes=None):
     """List node.k8s.io/v1 RuntimeClasses (and core/v1 Nodes, Pods) with ``limit``/``continue`` pagination.
 
     Returns ``{"runtimeclasses": [...], "nodes": [...], "pods": [...], "server": "https://host:port",
@@ -29,7 +29,7 @@ def list_cluster_objects(options, include_nodes=False, page_size=DEFAULT_PAGE_SI
     if not isinstance(page_size, int) or isinstance(page_size, bool) or page_size < 1:
         raise KubeAccessError(f"page_size must be a whole number of at least 1, not {shown_value(page_size)}")
     limits = {"request_deadline": request_deadline, "list_page_budget": list_page_budget,
-              "list_time_budget": list_time_budget}
+              "list_time_budget": list_time_budget, "max_response_bytes": max_response_bytes}
     with ApiSession(options, request_timeout, limits=limits) as session:
         core = kube_client.CoreV1Api(session.client)
         runtimeclass_items = session.list_all(

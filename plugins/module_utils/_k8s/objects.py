@@ -13,7 +13,10 @@ Both sources go through the same normalisers, so the rest of the core sees one s
 
 Input is the camelCase JSON/YAML shape the API server speaks (``scheduling.nodeSelector``,
 ``overhead.podFixed``, ``status.runtimeHandlers``). Anything that cannot describe a real cluster
-raises ``RuntimeGateError`` with one sentence naming the source and the problem. Manifest files are read by
+raises ``RuntimeGateError`` with one sentence naming the source and the problem. Names are checked here, where
+cluster data enters from a file and from the API alike, with the apiserver's own rules (a RuntimeClass handler and a
+namespace are DNS-1123 labels, object names DNS-1123 subdomains): a real apiserver never serves anything else, so such
+input is corrupted or hostile, and is refused naming the object, the field and the rule. Manifest files are read by
 ``_k8s/manifest.py``, the API by ``_k8s/lists.py``.
 """
 
@@ -22,8 +25,17 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors impo
     cut_text,
     shown_value,
 )
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._quantity import QuantityError, parse_quantity
+
+import re
 
 RUNTIMECLASS_API_VERSION = "node.k8s.io/v1"
+# k8s.io/apimachinery/pkg/util/validation IsDNS1123Subdomain / IsDNS1123Label. Used with fullmatch and \Z: "$" also
+# matches before a trailing newline, so "nvidia\n" would pass.
+DNS_SUBDOMAIN = re.compile(r"(?=.{1,253}\Z)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+SUBDOMAIN_RULE = "a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', at most 253 characters)"
+LABEL_RULE = "a DNS-1123 label (lowercase letters, digits and '-', at most 63 characters)"
 NODE_API_VERSION = "v1"
 POD_API_VERSION = "v1"
 # core/v1 Events (what the kubelet records) and their events.k8s.io/v1 view (what `kubectl events` shows).
@@ -64,6 +76,7 @@ def normalise_runtimeclass(obj):
         )
     if not handler:
         raise RuntimeGateError(f"{what} has an empty handler")
+    _check_name(handler, DNS_LABEL, what, "handler", LABEL_RULE)
     overhead = _mapping_or_empty(obj.get("overhead"), f"{what}: overhead")
     scheduling = _mapping_or_empty(obj.get("scheduling"), f"{what}: scheduling")
     tolerations = scheduling.get("tolerations") or []
@@ -73,10 +86,12 @@ def normalise_runtimeclass(obj):
             isinstance(item, dict) and all(value is None or isinstance(value, (str, int, float)) for value in item.values())
             for item in tolerations):
         raise RuntimeGateError(f"{what}: scheduling.tolerations must be a list of mappings of strings and numbers")
+    overhead_pod_fixed = _quantities(overhead.get("podFixed"), f"{what}: overhead.podFixed")
+    _refuse_negative(overhead_pod_fixed, f"{what}: overhead.podFixed")
     return {
         "name": name,
         "handler": handler,
-        "overhead_pod_fixed": _quantities(overhead.get("podFixed"), f"{what}: overhead.podFixed") or None,
+        "overhead_pod_fixed": overhead_pod_fixed or None,
         "node_selector": _string_map(scheduling.get("nodeSelector"), f"{what}: scheduling.nodeSelector")
         or None,
         "tolerations": [dict(toleration) for toleration in tolerations],
@@ -137,6 +152,7 @@ def normalise_pod(obj):
     namespace = metadata.get("namespace") or "default"
     if not isinstance(namespace, str):
         raise RuntimeGateError(f"Pod '{cut_text(name)}' has a non-string metadata.namespace {shown_value(namespace)}")
+    _check_name(namespace, DNS_LABEL, f"Pod '{cut_text(name)}'", "metadata.namespace", LABEL_RULE)
     what = f"Pod '{cut_text(namespace)}/{cut_text(name)}'"
     spec = _mapping_or_empty(obj.get("spec"), f"{what}: spec")
     status = _mapping_or_empty(obj.get("status"), f"{what}: status")
@@ -260,7 +276,14 @@ def _object_name(obj, kind):
     name = metadata.get("name") if isinstance(metadata, dict) else None
     if not isinstance(name, str) or not name:
         raise RuntimeGateError(f"a {kind} has no metadata.name")
+    _check_name(name, DNS_SUBDOMAIN, f"a {kind}", "metadata.name", SUBDOMAIN_RULE)
     return name
+
+
+def _check_name(value, rule, what, field, rule_text):
+    if not rule.fullmatch(value):
+        raise RuntimeGateError(f"{what}: {field} {shown_value(value)} is not {rule_text}; a real API server never "
+                               "serves one, so the source is corrupted or hostile")
 
 
 def _mapping_or_empty(value, what):
@@ -290,6 +313,19 @@ def _quantities(value, what):
                                    "string or number")
         quantities[str(resource)] = str(amount)
     return quantities
+
+
+def _refuse_negative(quantities, what):
+    """The apiserver refuses a negative overhead (pkg/apis/node/validation validateOverhead: ValidateResourceQuantityValue,
+    "must be greater than or equal to 0"); a malformed one is left to the overhead findings."""
+    for resource, amount in quantities.items():
+        try:
+            negative = parse_quantity(amount) < 0
+        except QuantityError:
+            continue
+        if negative:
+            raise RuntimeGateError(f"{what} {shown_value(resource)} is {shown_value(amount)}, negative; the API server "
+                                   "refuses that (must be greater than or equal to 0)")
 
 
 def where(source_name, location):

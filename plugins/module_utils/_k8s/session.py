@@ -7,12 +7,12 @@ page budget and a time budget (``_k8s/limits.py``), and an answer counts only wh
 kind asked for (``_k8s/answers.py``). No token, client key or kubeconfig content ever appears in a message.
 """
 
-import json
 import threading
 import time
 import warnings
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import shown_value
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import cut_text, shown_value
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._strict_json import StrictJsonError, loads_strict
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.answers import (
     HTTP_HINTS,
     describe_tls_error,
@@ -148,7 +148,7 @@ class ApiSession:
             try:
                 response = call(*args, _preload_content=False, _request_timeout=self.request_timeout, **kwargs)
                 outcome["response"] = response
-                outcome["body"] = _read_whole(response)
+                outcome["body"] = _read_whole(response, self.limits["max_response_bytes"])
             except BaseException as err:  # pylint: disable=broad-except
                 outcome["error"] = err  # raised again in the caller's thread, which describes it
 
@@ -169,14 +169,20 @@ class ApiSession:
         except urllib3.exceptions.HTTPError as err:
             described = describe_transport_error(err, self.request_timeout, self.server)
             raise KubeAccessError(self._redact(f"{asked} failed: {described}{self._tls_hint(err)}"), self.server) from None
+        except _TooLarge:
+            raise KubeAccessError(
+                f"{asked} failed: the answer is larger than {self.limits['max_response_bytes']} bytes once decoded "
+                "(max_response_bytes): no API server sends that for this list; a hostile or broken server, or a proxy in "
+                "the way", self.server) from None
         except (ValueError, TypeError, OSError) as err:
             raise KubeAccessError(self._redact(f"{asked} failed: {type(err).__name__}: {err}".splitlines()[0]),
                                   self.server) from None
         try:
-            answer = json.loads(body)
-        except ValueError:
-            raise KubeAccessError(f"{asked} failed: the answer is not JSON (is this a Kubernetes API server?)",
-                                  self.server) from None
+            # The same rule as the file reader: a key given twice or NaN is no answer an API server gives.
+            answer = loads_strict(body)
+        except StrictJsonError as err:
+            raise KubeAccessError(f"{asked} failed: the answer is not JSON (is this a Kubernetes API server?): "
+                                  f"{cut_text(str(err), 160)}", self.server) from None
         if not isinstance(answer, dict):
             raise KubeAccessError(f"{asked} failed: the answer is not a Kubernetes object or list", self.server)
         return answer
@@ -228,14 +234,23 @@ class ApiSession:
         return text
 
 
-def _read_whole(response):
-    """The whole body of a urllib3 response, read in chunks (a thread bounds how long that may take)."""
-    chunks = []
+def _read_whole(response, max_bytes):
+    """The whole body of a urllib3 response, read in decoded chunks (a gzip body counts inflated; urllib3 2.x
+    decodes at most what is asked for per read) and given up past ``max_bytes`` (a thread bounds how long it takes)."""
+    chunks, size = [], 0
     while True:
         chunk = response.read(64 * 1024)
         if not chunk:
             return b"".join(chunks)
+        size += len(chunk)
+        if size > max_bytes:
+            _abandon(response)
+            raise _TooLarge()
         chunks.append(chunk)
+
+
+class _TooLarge(Exception):
+    """The decoded body passed max_response_bytes."""
 
 
 def _abandon(response):

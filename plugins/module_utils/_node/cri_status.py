@@ -59,16 +59,13 @@ def daemon_status(socket, crictl_bin, timeout):
 def _crictl_info(crictl, socket, timeout):
     argv = [crictl, "--runtime-endpoint", "unix://" + socket, "--timeout", "%ds" % max(1, timeout), "info"]
     result = {"source": "crictl", "command": argv, "rc": None, "stdout": None, "stderr": None, "error": None}
-    rc, stdout, stderr, error = run_command(argv, timeout + 5)
+    rc, stdout, stderr, error = run_command(argv, timeout + 5, max_bytes=MAX_OUTPUT_BYTES)
     if error:
         result["error"] = error
         return result
     result["rc"] = rc
-    result["stderr"] = stderr[:MAX_OUTPUT_BYTES]
-    if len(stdout) > MAX_OUTPUT_BYTES:
-        result["error"] = "`%s` printed more than %d bytes" % (" ".join(argv), MAX_OUTPUT_BYTES)
-    else:
-        result["stdout"] = stdout.decode("utf-8", "replace")
+    result["stderr"] = stderr
+    result["stdout"] = stdout.decode("utf-8", "replace")
     return result
 
 

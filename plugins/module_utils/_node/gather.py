@@ -13,9 +13,12 @@ lookups happen under ``host_root``, where a symbolic link with an absolute targe
 from __future__ import absolute_import, division, print_function
 
 import os
+import selectors
 import shutil
+import signal
 import stat
 import subprocess
+import time
 
 __metaclass__ = type
 
@@ -37,38 +40,117 @@ def find_executable(name):
     return shutil.which(name)
 
 
-def run_command(argv, timeout, env=None):
+# What one command may print on stdout before it is killed, unless its caller says otherwise (a containerd config dump
+# is a few kilobytes); stderr is kept up to its own cap, the rest read and dropped.
+DEFAULT_OUTPUT_CAP = 50 * 1024 * 1024
+STDERR_CAP = 64 * 1024
+_READ_CHUNK = 65536
+
+
+def deadline_in(seconds):
+    """The monotonic time ``seconds`` from now: one deadline shared by every command of a node task."""
+    return time.monotonic() + seconds
+
+
+def run_command(argv, timeout, env=None, max_bytes=DEFAULT_OUTPUT_CAP, deadline=None):
     """``(rc, stdout bytes, stderr text, error sentence)``; rc is None when the command did not run to the end.
 
     Runs from ``/``, the daemon's working directory under systemd: containerd 1.6.0-1.6.28 and 1.7.0-1.7.15 glob a
     relative ``imports`` pattern from the working directory, so a dump then resolves it as the daemon does.
+    Bounded in time (``deadline``, else ``timeout`` seconds from now) and in memory (``max_bytes`` of stdout).
     """
-    return finish_command(start_command(argv, env), argv, timeout)
+    return finish_command(start_command(argv, env), argv, timeout, max_bytes=max_bytes, deadline=deadline)
 
 
 def start_command(argv, env=None):
     """A started ``argv`` (a ``Popen``), or the sentence saying why it could not start; ``finish_command`` ends it.
 
     Lets two commands run at once: ``containerd --version`` beside ``config dump`` costs the node no extra wall time.
+    Each command leads its own process group (a new session), so whatever it leaves behind (a wrapper's grandchild
+    holding stdout) is killed with it.
     """
     try:
         return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/",
-                                env=env)
+                                env=env, start_new_session=True)
     except OSError as error:
         return "`%s` could not be started: %s" % (" ".join(argv), error.strerror or error)
 
 
-def finish_command(process, argv, timeout):
-    """``run_command``'s answer for a ``start_command`` result."""
+def finish_command(process, argv, timeout, max_bytes=DEFAULT_OUTPUT_CAP, deadline=None):
+    """``run_command``'s answer for a ``start_command`` result.
+
+    stdout is read as it comes with the cap enforced while reading: past ``max_bytes`` the process group is killed and
+    the command fails (a binary printing for ever costs at most the cap). When the command exits, its group is killed
+    too (nothing it started may hold the pipes open), and what is already in the pipes is read. Past the deadline the
+    group is killed and the command fails. Never waits without a deadline.
+    """
     if not isinstance(process, subprocess.Popen):
         return None, b"", "", process
+    deadline = deadline if deadline is not None else deadline_in(timeout)
+    command = " ".join(argv)
+    chunks, errors, sizes = [], [], {"out": 0, "err": 0}
+    selector = selectors.DefaultSelector()
+    selector.register(process.stdout, selectors.EVENT_READ, "out")
+    selector.register(process.stderr, selectors.EVENT_READ, "err")
+    failure = None
+    exited = False
     try:
-        stdout, stderr = process.communicate(timeout=timeout)
+        while selector.get_map():
+            if not exited and _has_exited(process):
+                exited = True
+                _kill_group(process)  # a grandchild left holding stdout must not keep us waiting
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                failure = "`%s` did not finish within %d seconds" % (command, max(1, round(timeout)))
+                break
+            for key, _events in selector.select(timeout=min(remaining, 0.2)):
+                data = os.read(key.fileobj.fileno(), _READ_CHUNK)
+                if not data:
+                    selector.unregister(key.fileobj)
+                    continue
+                sizes[key.data] += len(data)
+                if key.data == "out":
+                    chunks.append(data)
+                    if sizes["out"] > max_bytes:
+                        failure = "`%s` printed more than %d bytes, the limit: killed" % (command, max_bytes)
+                        break
+                elif sizes["err"] - len(data) < STDERR_CAP:
+                    errors.append(data)
+            if failure:
+                break
+    finally:
+        selector.close()
+        _kill_group(process)
+        process.stdout.close()
+        process.stderr.close()
+        _reap(process, deadline)
+    if failure:
+        return None, b"", "", failure
+    stderr = b"".join(errors)[:STDERR_CAP].decode("utf-8", "replace").strip()
+    return process.returncode, b"".join(chunks), stderr, None
+
+
+def _has_exited(process):
+    """True when the process has ended, without reaping it (its pid, hence its group id, stays ours to kill)."""
+    try:
+        return os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _kill_group(process):
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _reap(process, deadline):
+    try:
+        process.wait(timeout=max(1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
         process.kill()
-        process.communicate()
-        return None, b"", "", "`%s` did not finish within %d seconds" % (" ".join(argv), timeout)
-    return process.returncode, stdout, stderr.decode("utf-8", "replace").strip(), None
+        process.wait(timeout=5)
 
 
 def is_node_root(host_root):

@@ -18,6 +18,7 @@ import os
 import re
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.goglob import (
+    GlobLimitError,
     GlobPatternError,
     glob,
     has_meta,
@@ -82,7 +83,7 @@ def _expand(pattern, host_root="/"):
         # The glob walks this machine's file system: a directory link with an absolute target leads it out of host_root.
         # Only a match that exists with every component resolved inside host_root is the node's.
         return [match for match in node_matches if os.path.lexists(host_path(host_root, match))], None
-    except GlobPatternError as error:
+    except (GlobPatternError, GlobLimitError) as error:
         return [], str(error)
 
 

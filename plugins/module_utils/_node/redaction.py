@@ -26,6 +26,10 @@ __metaclass__ = type
 
 REDACTED = "<redacted>"
 SECRET_KEYS = ("password", "auth", "identitytoken", "registrytoken", "token")
+# Tables whose every value is a credential: request headers sent to a registry (``registry.headers`` in the CRI
+# config, ``[host."…".header]`` in hosts.toml) carry Authorization, X-Api-Key and the like, named as anyone likes.
+HEADER_TABLES = ("headers", "header")
+HEADER_VALUE = "header"  # a header's value: each string replaced, the array kept (header values are arrays)
 # A value shorter than this is not searched for in messages: it would cut ordinary words apart.
 MIN_SCRUBBED_SECRET = 4
 NOT_TOML = "is not TOML (line %d is no table, key = value or comment), so it is no containerd configuration: its text is not shipped"
@@ -40,6 +44,9 @@ _SECRET_IN_TEXT = re.compile(
     % (_TOML_KEY_PART, _SECRET_KEY),
     re.IGNORECASE | re.MULTILINE)
 _SECRET_IN_JSON = re.compile(r'(?P<key>"%s"\s*:\s*)"(?:[^"\\]|\\.)*"' % _SECRET_KEY, re.IGNORECASE)
+# "headers": {...} in the daemon's JSON status: every string in it that is not a key.
+_HEADERS_IN_JSON = re.compile(r'(?P<key>"(?:%s)"\s*:\s*)\{(?P<body>[^{}]*)\}' % "|".join(HEADER_TABLES), re.IGNORECASE)
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"(?P<colon>\s*:)?')
 # scheme://user:password@host — the userinfo of any URL (registry mirrors take credentials this way).
 _URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)[^/\s\"'@?#\\]+@")
 # containerd 1.x (BurntSushi/toml via its own decoder): "Can't convert <value>(<Go type>) to <type>".
@@ -99,6 +106,7 @@ class _Redactor:
         self.out = []
         self.secrets = []
         self.first_unparsed_line = None
+        self.in_header_table = False
 
     def run(self):
         text, pos = self.text, 0
@@ -141,6 +149,10 @@ class _Redactor:
             header = _TABLE_HEADER.match(text, pos)
             if not header:
                 raise _Unparsed(pos)
+            parts = re.findall(_TOML_KEY_PART, header.group())
+            last = parts[-1] if parts else ""
+            last = _decode_basic(last[1:-1]) if last.startswith('"') else last.strip("'")
+            self.in_header_table = last.lower() in HEADER_TABLES
             return self._copy(pos, header.end())  # a comment after the header is read as the next line's
         return self._key_value(pos)
 
@@ -167,7 +179,21 @@ class _Redactor:
             raise _Unparsed(start)
         pos = _SPACE.match(text, pos + 1).end()
         self._copy(start, pos)
+        if self.in_header_table or any(part.lower() in HEADER_TABLES for part in parts[:-1]):
+            return self._value(pos, HEADER_VALUE)
+        if parts[-1].lower() in HEADER_TABLES:
+            return self._header_values(pos)
         return self._value(pos, parts[-1].lower() in SECRET_KEYS)
+
+    def _header_values(self, pos):
+        """``headers = { Name = [...] }``: the inline table's values are header values, whatever their keys."""
+        if not self.text.startswith("{", pos):
+            return self._value(pos, HEADER_VALUE)
+        outer, self.in_header_table = self.in_header_table, True
+        try:
+            return self._inline_table(pos)
+        finally:
+            self.in_header_table = outer
 
     def _value(self, pos, secret):
         text = self.text
@@ -217,7 +243,7 @@ class _Redactor:
                 pos = self._copy(pos, pos + 1)
             elif not text.startswith("]", pos):
                 raise _Unparsed(pos)
-        if secret:
+        if secret is True:
             # An array under a credential key is no credential containerd reads, yet it holds one: a string stands in.
             written = "".join(self.out[begin:])
             del self.out[begin:]
@@ -270,7 +296,14 @@ def redact_json_secrets(text):
     if not isinstance(text, str):
         return text
     text = _SECRET_IN_JSON.sub(lambda match: '%s"%s"' % (match.group("key"), REDACTED), text)
+    text = _HEADERS_IN_JSON.sub(lambda match: '%s{%s}' % (
+        match.group("key"), _JSON_STRING.sub(_json_value_redacted, match.group("body"))), text)
     return _URL_USERINFO.sub(lambda match: match.group("scheme") + REDACTED + "@", text)
+
+
+def _json_value_redacted(match):
+    """A JSON string in a headers object: kept when it is a key, replaced when it is a value."""
+    return match.group() if match.group("colon") else '"%s"' % REDACTED
 
 
 def redact_message(text, secrets=()):

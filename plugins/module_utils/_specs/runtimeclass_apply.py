@@ -4,6 +4,7 @@
 
 import copy
 
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._gate_labels import DEFAULT_LABEL_PREFIX
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.auth import get_k8s_auth_argument_spec
 
 RUNTIMECLASS_OPTIONS = {
@@ -20,7 +21,7 @@ def get_runtimeclass_apply_argument_spec():
     argument_spec.update(
         runtimeclasses={"type": "list", "elements": "dict", "required": True, "options": copy.deepcopy(RUNTIMECLASS_OPTIONS)},
         verdicts={"type": "list", "elements": "dict", "required": True},
-        nodes={"type": "list", "elements": "dict", "default": []},
         allow_unjudged_nodes={"type": "bool", "default": False},
+        label_prefix={"type": "str", "default": DEFAULT_LABEL_PREFIX},
     )
     return {"argument_spec": argument_spec, "supports_check_mode": True}

@@ -3,15 +3,30 @@
 """One fleet report from the report.json files of sliced runs (AWX job slicing: one job per slice of the inventory).
 
 Each slice judged only its own hosts, so its fleet findings (HANDLER_SERVED_NOWHERE, RUNTIMECLASS_WITHOUT_NODESELECTOR)
-speak for the slice. The merge takes every slice's per-host verdicts as reported and recomputes the fleet view over all of
-them with the same core (``_summary.fleet_view``, ``_report.write_reports``) a single run uses. Nothing is re-judged.
+speak for the slice. The merge recomputes the fleet view over all of them with the same core (``_summary.fleet_view``,
+``_report.write_reports``) a single run uses.
+
+A slice is a file anyone could have written, so it is verified here, at the one place slices enter: plain JSON (no key
+given twice, no NaN), conforming to docs/report.schema.json, no older than ``max_age_hours``, read against the same
+cluster as the other slices, judging at least one host, and each host's status recomputed from its own evidence
+(``lines``, ``missing_handlers``, ``required_handlers`` against ``loaded_runtimes``): a slice whose status disagrees with
+its evidence is refused, naming the host.
 """
 
 import glob
-import json
 import os
+from datetime import UTC, datetime, timedelta
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._strict_json import StrictJsonError, loads_strict
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import (
+    MISSING,
+    OK,
+    UNKNOWN,
+    status_of,
+    verdict_lines,
+)
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report_schema import load_report_schema, schema_errors
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import REPORT_FORMAT, REPORT_JSON
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summary import collect_verdicts
 
@@ -37,33 +52,94 @@ def slice_report_paths(reports=None, slices_dir=None, expected_slices=None):
     return paths
 
 
-def read_slice_report(path):
-    """A slice's report.json as written by crosscheck.yml/nightly.yml; RuntimeGateError naming the file otherwise."""
+DEFAULT_MAX_AGE_HOURS = 24
+GENERATED_AT_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def read_slice_report(path, *, now=None, max_age_hours=DEFAULT_MAX_AGE_HOURS, schema=None):
+    """A slice's report.json as written by crosscheck.yml/nightly.yml, verified; RuntimeGateError naming the file otherwise."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            report = json.load(handle)
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8")
     except FileNotFoundError:
         raise RuntimeGateError(f"slice report '{path}' does not exist") from None
     except (OSError, UnicodeDecodeError) as error:
         raise RuntimeGateError(f"slice report '{path}' cannot be read: {getattr(error, 'strerror', None) or error}") from None
-    except json.JSONDecodeError as error:
-        raise RuntimeGateError(f"slice report '{path}' is not JSON: {error.msg} at line {error.lineno}") from None
+    try:
+        report = loads_strict(text)
+    except StrictJsonError as error:
+        raise RuntimeGateError(f"slice report '{path}' is not JSON: {error}") from None
     if not isinstance(report, dict) or report.get("format") != REPORT_FORMAT or not isinstance(report.get("hosts"), dict):
         raise RuntimeGateError(f"slice report '{path}' is not a runtime_gate report.json of format {REPORT_FORMAT}")
+    errors = schema_errors(report, schema if schema is not None else load_report_schema())
+    if errors:
+        raise RuntimeGateError(f"slice report '{path}' does not conform to docs/report.schema.json: " + "; ".join(errors))
+    _check_age(path, report["generated_at"], now or datetime.now(UTC), max_age_hours)
+    if not report["hosts"]:
+        raise RuntimeGateError(f"slice report '{path}' judged no host: a slice covers at least one host of the inventory")
+    for host, entry in report["hosts"].items():
+        _check_host_evidence(path, host, entry)
     return report
+
+
+def _check_age(path, generated_at, now, max_age_hours):
+    written = datetime.strptime(generated_at, GENERATED_AT_FORMAT).replace(tzinfo=UTC)
+    if now - written > timedelta(hours=max_age_hours):
+        raise RuntimeGateError(f"slice report '{path}' was generated at {generated_at}, more than {max_age_hours} hours ago "
+                               f"(max_age_hours): it is not a slice of this run")
+    if written - now > timedelta(minutes=5):
+        raise RuntimeGateError(f"slice report '{path}' was generated at {generated_at}, in the future")
+
+
+def recomputed_status(entry):
+    """A host's status from its own evidence, whatever its ``status`` says: UNKNOWN when its lines say so, else MISSING
+    when a required handler is not loaded, else OK."""
+    if any(line.startswith("UNKNOWN=") for line in entry["lines"]) or status_of(entry) == UNKNOWN:
+        return UNKNOWN
+    missing = set(entry["required_handlers"]) - set(entry["loaded_runtimes"])
+    return MISSING if missing or entry["missing_handlers"] else OK
+
+
+def _check_host_evidence(path, host, entry):
+    claimed, status = status_of(entry), recomputed_status(entry)
+    problem = None
+    if claimed != status:
+        problem = f"its status is {claimed} but its evidence says {status}"
+    elif status != UNKNOWN:
+        missing = sorted(set(entry["required_handlers"]) - set(entry["loaded_runtimes"]))
+        if missing != sorted(entry["missing_handlers"]):
+            problem = (f"missing_handlers {sorted(entry['missing_handlers'])} is not required_handlers less loaded_runtimes "
+                       f"{missing}")
+    if problem is None and entry["lines"] != verdict_lines(entry):
+        problem = f"its lines {entry['lines'][:3]} are not what its status {status} says"
+    if problem:
+        raise RuntimeGateError(f"slice report '{path}': host {host!r}: {problem}; the slice was altered or is not a "
+                               f"runtime_gate report")
+
+
+def _cluster_identity(report):
+    cluster = report["sources"]["cluster"]
+    return {key: cluster[key] for key in ("type", "server", "path")}
 
 
 def merge_slice_reports(reports_by_path):
     """``{path: report}`` → ``(verdicts, inventory_sources)`` over every slice's hosts.
 
     A host in two slices is an error naming both files: slices partition the inventory, so it means two runs were mixed.
+    Slices that read different clusters (another API server or cluster file) are refused for the same reason.
     """
-    registered, found_in, inventory_sources = {}, {}, set()
+    registered, found_in, inventory_sources, clusters = {}, {}, set(), {}
     for path, report in reports_by_path.items():
+        cluster = _cluster_identity(report) if isinstance(report.get("sources", {}).get("cluster"), dict) else None
+        if cluster is not None:
+            clusters.setdefault(tuple(sorted((key, str(value)) for key, value in cluster.items())), path)
         for host, verdict in report["hosts"].items():
             if host in found_in:
                 raise RuntimeGateError(f"host '{host}' is in two slice reports: '{found_in[host]}' and '{path}'")
             found_in[host] = path
             registered[host] = verdict
         inventory_sources.update((report.get("sources") or {}).get("inventory") or [])
+    if len(clusters) > 1:
+        described = "; ".join(f"'{path}' read {dict(identity)}" for identity, path in clusters.items())
+        raise RuntimeGateError(f"the slice reports read different clusters, so they are not slices of one run: {described}")
     return collect_verdicts(registered), sorted(inventory_sources)

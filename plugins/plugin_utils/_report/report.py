@@ -11,6 +11,7 @@ import os
 import xml.etree.ElementTree as ET
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._printable import printable, printable_lines
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import explanation_lines
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report_html import render_html
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report_metrics import METRICS_PROM, render_metrics
@@ -144,25 +145,28 @@ def _outcome(entry):
 def junit_xml(report):
     """One ``testsuite``, one ``testcase`` per host; a host that is not OK has one ``failure`` (type = verdict)
     whose text is what the console prints for it: its MISSING/UNKNOWN lines, then ``explanation_lines`` (each
-    missing handler's explanation, then the findings). Fleet findings go to the suite's system-out."""
+    missing handler's explanation, then the findings). Fleet findings go to the suite's system-out.
+
+    Every text and attribute goes through ``_printable``: a control character or non-character (ESC, NUL, VT, U+FFFE)
+    from a hostile name would otherwise make the file not well-formed XML, which CI tools then drop whole."""
     suites = ET.Element("testsuites", name="gpufleet.runtime_gate")
     failing = len(report["hosts"]) - report["counts"][OK]
     suite = ET.SubElement(suites, "testsuite", name="runtime_gate crosscheck", tests=str(len(report["hosts"])),
                           failures=str(failing), errors="0", skipped="0", time="0", timestamp=report["generated_at"])
     properties = ET.SubElement(suite, "properties")
     for name, value in _suite_properties(report):
-        ET.SubElement(properties, "property", name=name, value=value)
+        ET.SubElement(properties, "property", name=name, value=printable(value))
     for host, entry in report["hosts"].items():
-        case = ET.SubElement(suite, "testcase", classname="runtime_gate.crosscheck", name=host, time="0")
+        case = ET.SubElement(suite, "testcase", classname="runtime_gate.crosscheck", name=printable(host), time="0")
         explained = explanation_lines(entry)
         if status_of(entry) != OK:
-            failure = ET.SubElement(case, "failure", type=status_of(entry), message=" ".join(entry["lines"]))
-            failure.text = "\n".join(entry["lines"] + explained)
+            failure = ET.SubElement(case, "failure", type=status_of(entry), message=printable(" ".join(entry["lines"])))
+            failure.text = printable_lines("\n".join(entry["lines"] + explained))
         elif explained:
-            ET.SubElement(case, "system-out").text = "\n".join(explained)
+            ET.SubElement(case, "system-out").text = printable_lines("\n".join(explained))
     fleet_text = [finding_line(finding) for finding in report["fleet_findings"] + report["overhead_findings"]]
     if fleet_text:
-        ET.SubElement(suite, "system-out").text = "\n".join(fleet_text)
+        ET.SubElement(suite, "system-out").text = printable_lines("\n".join(fleet_text))
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 

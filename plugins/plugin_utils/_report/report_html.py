@@ -8,9 +8,10 @@ colour AND a symbol and a word in the legend, so the page reads in greyscale. Ev
 spans in finding texts become <code>.
 """
 
+import html
 import re
-from html import escape
 
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._printable import printable_lines
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import explanation_lines
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import (
     LEGACY_STATUS_KEY,
@@ -94,6 +95,11 @@ SCRIPT = """
   reveal();
 })();
 """
+
+
+def escape(text, quote=True):
+    """HTML-escaped, control characters and non-characters written as visible escapes first (``_printable``)."""
+    return html.escape(printable_lines(text), quote)
 
 
 def render_html(report):

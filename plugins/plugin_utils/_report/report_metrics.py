@@ -11,6 +11,7 @@ alert rule, and a host whose verdict changes keeps its series instead of growing
 
 from datetime import UTC, datetime
 
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._printable import printable_lines
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import VERDICTS, status_of
 
 METRICS_PROM = "metrics.prom"
@@ -62,9 +63,10 @@ def _labels(labels):
 
 
 def _escape_label(value):
-    # The exposition format escapes exactly these three in label values; anything else (UTF-8 too) is literal.
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    # The exposition format escapes exactly these three in label values; anything else (UTF-8 too) is literal, so
+    # control characters and non-characters are made visible escapes first (_printable).
+    return printable_lines(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def _escape_help(text):
-    return text.replace("\\", "\\\\").replace("\n", "\\n")
+    return printable_lines(text).replace("\\", "\\\\").replace("\n", "\\n")

@@ -1,4 +1,5 @@
 """bin/rc-crosscheck: the seed lab's single-node contract, run as a user runs it (a subprocess)."""
+import shutil
 import subprocess
 import sys
 
@@ -210,3 +211,17 @@ def test_host_root_without_a_dump_needs_a_containerd_wrapper(tmp_path, runtimecl
     assert (completed.returncode, completed.stdout) == (2, "")
     assert f"--host-root '{tmp_path}' needs --containerd-bin" in completed.stderr and "DUMP" in completed.stderr
     assert len(completed.stderr.splitlines()) == 1, completed.stderr
+
+
+def test_a_relative_containerd_bin_is_resolved_from_where_rc_crosscheck_runs(tmp_path, runtimeclasses):
+    # Issue 22 item 10: ./containerd was found, then failed to start (containerd runs with cwd /).
+    _containerd()
+    (tmp_path / "config.toml").write_text('version = 2\n')
+    wrapper = tmp_path / "wrappers" / "node-containerd"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nexec {shutil.which("containerd")} "$@"\n')
+    wrapper.chmod(0o755)
+    completed = subprocess.run([str(RC_CROSSCHECK), "--runtimeclasses", str(runtimeclasses), "--node-labels", "x=y",
+                                "--containerd-bin", "wrappers/node-containerd", "--containerd-config", str(tmp_path / "config.toml")],
+                               capture_output=True, text=True, check=False, cwd=tmp_path)
+    assert (completed.returncode, completed.stdout) == (1, "MISSING=nvidia\n"), completed.stderr

@@ -232,8 +232,9 @@ def test_a_continue_token_from_before_an_etcd_compaction_gets_the_real_410_and_t
 
 
 # --- runtimeclass_apply ------------------------------------------------------------------------------------------
-def apply_args(lab_crosscheck, info_nodes, runtimeclasses):
-    return {"runtimeclasses": runtimeclasses, "verdicts": list(lab_crosscheck.verdicts.values()), "nodes": info_nodes}
+def apply_args(lab_crosscheck, runtimeclasses):
+    # runtimeclass_apply lists the Nodes itself (issue 22 item 3).
+    return {"runtimeclasses": runtimeclasses, "verdicts": list(lab_crosscheck.verdicts.values())}
 
 
 def writes_to(kube_cluster, name):
@@ -246,10 +247,9 @@ def writes_to(kube_cluster, name):
 
 
 def test_runtimeclass_apply_creates_only_after_check_mode_and_then_leaves_it_alone(kube_cluster, lab, lab_crosscheck):
-    nodes = cluster_info(kube_cluster).result["nodes"]
     desired = [{"name": "nvidia-cdi-canary", "handler": "nvidia-cdi", "node_selector": {"gpufleet.example/pool": "canary"},
                 "overhead_pod_fixed": {"cpu": "100m"}}]
-    args = apply_args(lab_crosscheck, nodes, desired)
+    args = apply_args(lab_crosscheck, desired)
     env = module_env(kube_cluster)
 
     planned = run_module(APPLY, args, env=env, check_mode=True)
@@ -277,10 +277,9 @@ def test_runtimeclass_apply_updates_conditionally_and_keeps_labels(kube_cluster,
                 "scheduling": {"nodeSelector": {"gpufleet.example/pool": "main"}}}
     kube_cluster.apply_objects(existing)
     version = kube_cluster.get("runtimeclass", "nvidia-main")["metadata"]["resourceVersion"]
-    nodes = cluster_info(kube_cluster).result["nodes"]
     desired = [{"name": "nvidia-main", "handler": "nvidia", "node_selector": {"gpufleet.example/pool": "main"},
                 "overhead_pod_fixed": {"cpu": "0.25", "memory": "120Mi"}}]
-    updated = run_module(APPLY, apply_args(lab_crosscheck, nodes, desired), env=module_env(kube_cluster))
+    updated = run_module(APPLY, apply_args(lab_crosscheck, desired), env=module_env(kube_cluster))
     assert updated.returncode == 0 and updated.result["runtimeclasses"][0]["action"] == "update", updated.output
     live = kube_cluster.get("runtimeclass", "nvidia-main")
     assert live["metadata"]["labels"] == {"app.kubernetes.io/component": "gpu-operator"}
@@ -294,8 +293,7 @@ def test_runtimeclass_apply_updates_conditionally_and_keeps_labels(kube_cluster,
 def test_runtimeclass_apply_refuses_a_handler_change_which_the_server_also_forbids(kube_cluster, lab, lab_crosscheck):
     kube_cluster.apply_objects({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "handler": "nvidia-cdi",
                                 "metadata": {"name": "nvidia-moved"}})
-    nodes = cluster_info(kube_cluster).result["nodes"]
-    run = run_module(APPLY, apply_args(lab_crosscheck, nodes, [{"name": "nvidia-moved", "handler": "nvidia"}]),
+    run = run_module(APPLY, apply_args(lab_crosscheck, [{"name": "nvidia-moved", "handler": "nvidia"}]),
                      env=module_env(kube_cluster))
     assert_one_clear_failure(run, "RuntimeClass 'nvidia-moved' exists with handler 'nvidia-cdi', and handler is immutable")
     assert [verb for verb, _code, _body in writes_to(kube_cluster, "nvidia-moved")] == ["create"]  # kubectl's, above

@@ -265,3 +265,23 @@ def test_strict_makes_an_undefined_variable_an_error(cluster, run_inventory):
     returncode, _listed, stderr = run_inventory(plugin_config(cluster, keyed_groups=keyed, strict=True))
     assert returncode != 0
     assert "pool" in stderr, stderr
+
+
+def test_nodes_named_all_localhost_or_a_group_are_renamed_and_shared_addresses_warned(kube_api, run_inventory):
+    # Issue 22 item 10: such a Node broke the inventory or took over the group; two Nodes on one address were silent.
+    kube_api.set_objects(nodes=[
+        with_addresses(node("all", GPU), ("InternalIP", "10.0.0.31")),
+        with_addresses(node("localhost", GPU), ("InternalIP", "10.0.0.32")),
+        with_addresses(node("linux", GPU), ("InternalIP", "10.0.0.33")),
+        with_addresses(node("gpu-1", GPU), ("InternalIP", "10.0.0.40")),
+        with_addresses(node("gpu-2", GPU), ("InternalIP", "10.0.0.40")),
+    ])
+    returncode, listed, stderr = run_inventory(plugin_config(kube_api, node_groups={"linux": {"kubernetes.io/os": "linux"}}))
+    assert returncode == 0, stderr
+    assert group_hosts(listed, "linux") == ["gpu-1", "gpu-2", "k8s-node-all", "k8s-node-linux", "k8s-node-localhost"]
+    hostvars = listed["_meta"]["hostvars"]
+    assert (hostvars["k8s-node-all"]["runtime_gate_node_name"], hostvars["k8s-node-all"]["ansible_host"]) == ("all", "10.0.0.31")
+    warning = " ".join(stderr.split())
+    assert "Node 'linux' has the name of a group; added as host 'k8s-node-linux' (runtime_gate_node_name stays 'linux')" in warning
+    assert "Node 'localhost' has the name of a name Ansible reserves; added as host 'k8s-node-localhost'" in warning
+    assert "Nodes gpu-1, gpu-2 share the address 10.0.0.40" in warning

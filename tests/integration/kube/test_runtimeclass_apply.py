@@ -25,10 +25,16 @@ def writes(kube_api):
     return [(request.method, request.path.rsplit("/", 1)[-1]) for request in kube_api.requests if request.method != "GET"]
 
 
-def apply(kube_api, runtimeclasses, check_mode=False, diff=False, verdicts=None, nodes=None):
+def apply(kube_api, runtimeclasses, check_mode=False, diff=False, verdicts=None, nodes=None, **options):
+    """runtimeclass_apply with the cluster's Nodes stored in the stand-in (the module lists them itself)."""
+    kube_api.set_objects(nodes=[node(item["name"], item["labels"]) for item in (NODES if nodes is None else nodes)])
     return run_module(MODULE, {"kubeconfig": kube_api.kubeconfig_path, "runtimeclasses": runtimeclasses,
-                               "verdicts": VERDICTS if verdicts is None else verdicts,
-                               "nodes": NODES if nodes is None else nodes}, check_mode=check_mode, diff=diff)
+                               "verdicts": VERDICTS if verdicts is None else verdicts, **options},
+                      check_mode=check_mode, diff=diff)
+
+
+def requests_of(kube_api):
+    return [(request.method, request.path.rsplit("/", 1)[-1].split("?")[0]) for request in kube_api.requests]
 
 
 def test_check_apply_check_apply_then_kubectl_reads_it(kube_api, tmp_path):
@@ -99,7 +105,9 @@ def test_partly_served_class_refuses_the_whole_plan(kube_api):
                                   "'nvidia-cdi'): 1 of the 2 node(s) its nodeSelector nvidia.com/gpu.present=true "
                                   "targets do not serve the handler (gpu-2)")
     assert [item["action"] for item in run.result["runtimeclasses"]] == ["none", "refused"]
-    assert kube_api.requests == [] and run.result["api_requests"] == 0
+    # Only the Nodes were listed (the stand-in serves them in pages), nothing written.
+    assert set(requests_of(kube_api)) == {("GET", "nodes")}
+    assert run.result["api_requests"] == len(kube_api.requests)
 
 
 def test_class_matching_unjudged_nodes_is_refused_unless_allowed(kube_api):
@@ -113,10 +121,9 @@ def test_class_matching_unjudged_nodes_is_refused_unless_allowed(kube_api):
     assert_one_clear_failure(refused, "1 RuntimeClass(es) refused, nothing applied: RuntimeClass 'nvidia' (handler "
                                       "'nvidia'): it (no nodeSelector: every node) also matches 1 cluster node(s) this "
                                       "run did not judge (cpu-1)", "allow_unjudged_nodes: true")
-    assert kube_api.requests == [] and refused.result["runtimeclasses"][0]["unjudged"] == ["cpu-1"]
+    assert writes(kube_api) == [] and refused.result["runtimeclasses"][0]["unjudged"] == ["cpu-1"]
 
-    allowed = run_module(MODULE, {"kubeconfig": kube_api.kubeconfig_path, "runtimeclasses": [everywhere],
-                                  "verdicts": gpu_verdicts, "nodes": NODES, "allow_unjudged_nodes": True})
+    allowed = apply(kube_api, [everywhere], verdicts=gpu_verdicts, allow_unjudged_nodes=True)
     assert allowed.returncode == 0 and allowed.result["runtimeclasses"][0]["action"] == "create", allowed.output
     assert "RuntimeClass 'nvidia' also targets node(s) this run did not judge: cpu-1" in allowed.output
     assert writes(kube_api) == [("POST", "runtimeclasses")]
@@ -145,6 +152,7 @@ def test_seed_typo_class_is_refused_from_a_real_crosscheck(kube_api, tmp_path):
 
     run = apply(kube_api, [{"name": "nvidia-typo", "handler": "nvdia", "node_selector": {"gpufleet.example/pool": "canary"}}],
                 verdicts=list(crosscheck.verdicts.values()), nodes=nodes)
+    assert ("GET", "nodes") in requests_of(kube_api)
     served = ", ".join(crosscheck.verdicts["gpu-node-07"]["loaded_runtimes"])
     assert_one_clear_failure(run)
     assert run.result["msg"] == (
@@ -152,3 +160,30 @@ def test_seed_typo_class_is_refused_from_a_real_crosscheck(kube_api, tmp_path):
         f"serves handler 'nvdia' (nodeSelector gpufleet.example/pool=canary; targeted: gpu-node-07; they serve: {served}); "
         "did you mean 'nvidia'?")
     assert writes(kube_api) == []
+
+
+def test_a_class_without_node_selector_is_refused_for_the_cluster_nodes_nobody_judged(kube_api):
+    # Issue 22 item 3: one OK verdict and the Nodes left unlisted by the caller (rollout.yml passed nodes: []) made a
+    # class without nodeSelector that reached every node. The module lists the Nodes itself and names the unjudged ones.
+    kube_api.set_objects(runtimeclasses=[])
+    nodes = [{"name": f"gpu-node-0{number}", "labels": GPU} for number in range(1, 6)]
+    only_one = [{"node": "gpu-node-01", "verdict": "OK", "loaded_runtimes": ["nvidia", "runc"]}]
+    refused = apply(kube_api, [{"name": "nvidia", "handler": "nvidia"}], verdicts=only_one, nodes=nodes)
+    assert_one_clear_failure(refused, "also matches 4 cluster node(s) this run did not judge (gpu-node-02, gpu-node-03, "
+                                      "gpu-node-04, gpu-node-05)")
+    assert writes(kube_api) == []
+
+
+def test_a_class_bound_to_the_gate_label_is_applied_with_a_warning_for_unjudged_nodes(kube_api):
+    kube_api.set_objects(runtimeclasses=[])
+    label = "handler.runtime-gate.gpufleet.io/nvidia"
+    nodes = [{"name": "gpu-1", "labels": {label: "served"}}, {"name": "gpu-2", "labels": {label: "served"}}]
+    only_one = [{"node": "gpu-1", "verdict": "OK", "loaded_runtimes": ["nvidia", "runc"]}]
+    gated = {"name": "nvidia", "handler": "nvidia", "node_selector": {label: "served"}}
+    applied = apply(kube_api, [gated], verdicts=only_one, nodes=nodes)
+    assert applied.returncode == 0 and applied.result["runtimeclasses"][0]["action"] == "create", applied.output
+    assert "RuntimeClass 'nvidia' also targets node(s) this run did not judge: gpu-2" in applied.output
+    # Bound to another prefix's label, the same class is refused.
+    kube_api.set_objects(runtimeclasses=[])
+    other = apply(kube_api, [gated], verdicts=only_one, nodes=nodes, label_prefix="gate.example.com")
+    assert_one_clear_failure(other, "did not judge (gpu-2)")

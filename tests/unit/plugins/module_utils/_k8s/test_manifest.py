@@ -126,7 +126,7 @@ LONG_LIST = "[" + ", ".join(f"item-{number}" for number in range(2000)) + "]"
     (f"apiVersion: node.k8s.io/{'v' * 5000}\nkind: RuntimeClass\nmetadata: {{name: a}}\nhandler: a\n",
      f"{SOURCE} document 1: RuntimeClass 'a' has apiVersion 'node.k8s.io/vvvv"),
     (f"apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {{name: {'n' * 5000}}}\n",
-     f"{SOURCE} document 1: RuntimeClass 'nnnn"),
+     f"{SOURCE} document 1: a RuntimeClass: metadata.name 'nnnn"),
 ], ids=["handler", "label", "quantity", "namespace", "apiVersion", "name"])
 def test_values_shown_in_messages_are_cut_short(text, start):
     message = refusal(text)

@@ -1,15 +1,18 @@
 """_node_gather on real file trees: node paths mapped under host_root, file texts capped, links kept inside the root."""
 import json
 import os
+import time
 
 import pytest
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.gather import (
     host_path,
     node_path_of,
     read_text_file,
+    run_command,
 )
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.evidence import gather
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.imports import walk_imports
-from support.node_trees import write
+from support.node_trees import executable, write
 
 
 def test_file_text_is_capped_and_must_be_utf8(tmp_path):
@@ -71,3 +74,53 @@ def test_a_chain_of_links_past_the_hop_limit_reads_nothing_outside_host_root(tmp
     imported = [entry for entry in config_files if entry["path"] == "/etc/containerd/l0.toml"]
     assert imported and imported[0]["text"] is None and "symbolic links" in imported[0]["error"]
     assert "outside-secret" not in json.dumps(config_files)
+
+
+# --- commands: bounded in memory and time, with real processes (issue 22 item 4) -------------------------------------
+
+def _alive(pid):
+    """Whether ``pid`` still runs, once SIGKILL had up to 10 s to land (a zombie, not yet reaped, counts as gone)."""
+    for _attempt in range(100):
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+                if handle.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return False
+        except FileNotFoundError:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def test_output_past_the_cap_kills_the_command_while_reading(tmp_path):
+    # `exec cat /dev/zero` as containerd: read whole, it took 2.9 GB before the cap was looked at.
+    endless = executable(tmp_path / "containerd", "#!/bin/sh\nexec cat /dev/zero\n")
+    rc, stdout, _stderr, error = run_command([endless, "config", "dump"], 30, max_bytes=1024 * 1024)
+    assert (rc, stdout) == (None, b"")
+    assert error == f"`{endless} config dump` printed more than 1048576 bytes, the limit: killed"
+
+
+def test_a_grandchild_holding_stdout_is_killed_with_its_group_and_the_output_kept(tmp_path):
+    # A wrapper that leaves `sleep infinity` behind with its stdout: communicate() waited for EOF past the timeout.
+    pid_file = tmp_path / "grandchild.pid"
+    wrapper = executable(tmp_path / "wrapper", f"#!/bin/sh\nsleep infinity &\necho $! > {pid_file}\necho 'version = 2'\n")
+    rc, stdout, stderr, error = run_command([wrapper], 60)
+    assert (rc, stdout, stderr, error) == (0, b"version = 2\n", "", None)
+    assert not _alive(int(pid_file.read_text()))
+
+
+def test_past_the_deadline_the_whole_group_is_killed(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    hanging = executable(tmp_path / "hanging", f"#!/bin/sh\nsleep infinity &\necho $! > {pid_file}\nwait\n")
+    rc, _stdout, _stderr, error = run_command([hanging], 1)
+    assert rc is None and error == f"`{hanging}` did not finish within 1 seconds"
+    assert not _alive(int(pid_file.read_text()))
+
+
+def test_one_deadline_covers_the_dump_and_the_version(tmp_path):
+    # The version never answers, the dump does: both share the node task's deadline and the dump is still judged.
+    fake = executable(tmp_path / "containerd", '#!/bin/sh\n[ "$1" = --version ] && exec sleep infinity\necho "version = 2"\n')
+    params = {"containerd_bin": fake, "config_path": "/etc/containerd/config.toml", "dump_file": None, "timeout": 2,
+              "dropin_dirs": [], "cdi_spec_dirs": [], "ask_daemon": False, "socket": "/nonexistent.sock",
+              "crictl_bin": "crictl", "host_root": None}
+    evidence, error = gather(params)
+    assert error is None and evidence["dump_text"] == "version = 2\n" and evidence["version_text"] is None

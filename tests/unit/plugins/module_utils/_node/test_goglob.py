@@ -7,11 +7,13 @@ import os
 
 import pytest
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.goglob import (
+    GlobLimitError,
     GlobPatternError,
     glob,
     has_meta,
     match,
 )
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.imports import walk_imports
 
 BAD = "bad pattern"
 
@@ -169,3 +171,41 @@ def test_glob_relative_pattern_resolves_against_cwd_and_stays_relative(tree, tmp
     assert glob("conf.d/*.conf", cwd=str(tree)) == ["conf.d/99-nvidia.conf"]
     # From another working directory (containerd 1.6.0-1.6.28 resolves from its own, `/`) it finds nothing.
     assert glob("conf.d/*.conf", cwd=str(tmp_path_factory.mktemp("elsewhere"))) == []
+
+
+# --- bounded expansion (issue 22 item 4) ---------------------------------------------------------------------------
+
+def self_linked(tmp_path, links=8):
+    conf = tmp_path / "etc" / "containerd" / "conf.d"
+    conf.mkdir(parents=True)
+    (conf / "99-nvidia.toml").write_text("version = 2\n")
+    for number in range(links):
+        (conf / f"loop-{number}").symlink_to(".")
+    return conf
+
+
+def test_a_glob_over_directories_linked_into_themselves_stops_with_an_error(tmp_path):
+    # 8 self-links and 8 levels: Go's Glob would produce 9**8 paths (past 120 s and 2.4 GB before the bound).
+    conf = self_linked(tmp_path)
+    pattern = f"{conf}/*/*/*/*/*/*/*/*/*.toml"
+    with pytest.raises(GlobLimitError, match=r"walks a directory loop .*loop-0 is .*conf.d, through a symbolic link"):
+        glob(pattern)
+
+
+def test_a_glob_producing_more_paths_than_the_budget_stops_with_an_error(tmp_path):
+    wide = tmp_path / "wide"
+    for number in range(30):
+        (wide / f"d{number:02}").mkdir(parents=True)
+        for inner in range(30):
+            (wide / f"d{number:02}" / f"{inner:02}.toml").write_text("")
+    assert len(glob(f"{wide}/*/*.toml")) == 900
+    with pytest.raises(GlobLimitError, match=r"expands to more than 500 paths"):
+        glob(f"{wide}/*/*.toml", max_paths=500)
+
+
+def test_the_node_walk_reports_a_bounded_glob_as_the_pattern_s_error(tmp_path):
+    conf = self_linked(tmp_path)
+    (conf.parent / "config.toml").write_text('version = 2\nimports = ["/etc/containerd/conf.d/*/*/*/*/*/*/*/*/*.toml"]\n')
+    config_files, import_globs = walk_imports("/etc/containerd/config.toml", str(tmp_path))
+    assert [entry["path"] for entry in config_files] == ["/etc/containerd/config.toml"]
+    assert import_globs[0]["matches"] == [] and "walks a directory loop" in import_globs[0]["error"]

@@ -172,3 +172,59 @@ def test_a_comment_after_a_table_header_is_redacted_too():
     redacted_text, document = redacted(text)
     assert "after-header-1" not in redacted_text
     assert document["plugins"]["io.containerd.grpc.v1.cri"]["registry"]["configs"]["reg.example"]["auth"] == {"username": "u"}
+
+
+HEADERS_1X = '''version = 2
+[plugins."io.containerd.grpc.v1.cri".registry.headers]
+  Authorization = ["Bearer header-secret-1"]
+  X-Api-Key = ["header-secret-2", 'header-secret-3']
+[plugins."io.containerd.grpc.v1.cri".registry.configs."reg.example"]
+  headers.X-Other = ["header-secret-4"]
+'''
+HEADERS_INLINE = '''version = 2
+[plugins."io.containerd.grpc.v1.cri".registry]
+  headers = { "X-Token" = ["header-secret-5"], Authorization = ["Basic header-secret-6"] }
+'''
+HOSTS_TOML = '''server = "https://registry.example"
+[host."https://mirror.example".header]
+  authorization = "Bearer header-secret-7"
+  x-custom = ["header-secret-8"]
+'''
+
+
+@pytest.mark.parametrize("text", [HEADERS_1X, HEADERS_INLINE, HOSTS_TOML], ids=["table-and-dotted", "inline", "hosts.toml"])
+def test_registry_header_values_are_redacted_like_passwords_keeping_arrays_and_names(text):
+    # Issue 22 item 7: Authorization and X-Api-Key values reached the facts result, the role's --diff and -vvv.
+    redacted, secrets = node_redaction.redact_toml(text)
+    assert "header-secret" not in redacted and all("header-secret" in secret for secret in secrets) and secrets
+    assert redacted.count("\n") == text.count("\n")
+    before, after = tomllib.loads(text), tomllib.loads(redacted)
+    assert json.dumps(after).count("<redacted>") == len(secrets)  # every value replaced, each array still an array
+    assert sorted(_key_paths(after)) == sorted(_key_paths(before))
+
+
+def _key_paths(document, prefix=()):
+    for key, value in document.items():
+        yield prefix + (key,)
+        if isinstance(value, dict):
+            yield from _key_paths(value, prefix + (key,))
+
+
+def test_header_values_in_the_daemon_s_json_status_are_redacted():
+    status = json.dumps({"config": {"registry": {"headers": {"Authorization": ["Bearer header-secret-9"]},
+                                                 "mirrors": {"docker.io": {"endpoint": ["https://m"]}}}}})
+    redacted = node_redaction.redact_json_secrets(status)
+    assert "header-secret" not in redacted
+    assert json.loads(redacted)["config"]["registry"] == {"headers": {"Authorization": ["<redacted>"]},
+                                                          "mirrors": {"docker.io": {"endpoint": ["https://m"]}}}
+
+
+def test_a_real_dump_with_registry_headers_ships_no_header_value(tmp_path):
+    from support.containerd_trees import dumped
+
+    dump = dumped("S6-v2", "1.7", tmp_path, extra={"config.toml": HEADERS_1X})  # the real containerd 1.7 prints it
+    assert dump.returncode == 0 and "header-secret-1" in dump.text, dump.stderr
+    evidence = node_redaction.redact_evidence({"dump_text": dump.text, "root_config_text": HEADERS_1X})
+    assert "header-secret" not in json.dumps(evidence)
+    assert tomllib.loads(evidence["dump_text"])["plugins"]["io.containerd.grpc.v1.cri"]["registry"]["headers"] == {
+        "Authorization": ["<redacted>"], "X-Api-Key": ["<redacted>", "<redacted>"]}

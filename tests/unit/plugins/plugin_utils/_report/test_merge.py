@@ -1,5 +1,6 @@
 """_report_merge: which slice reports are read, and what is refused (a real merge: tests/integration/runner)."""
 import json
+from datetime import UTC, datetime
 
 import pytest
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
@@ -8,6 +9,9 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.merg
     read_slice_report,
     slice_report_paths,
 )
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import build_report
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summary import collect_verdicts, fleet_view
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_and_explain
 
 
 def verdict(host, outcome="OK", **fields):
@@ -73,3 +77,92 @@ def test_a_file_that_is_not_a_report_is_refused_by_name(tmp_path, text, message)
         read_slice_report(str(path))
     with pytest.raises(RuntimeGateError, match="does not exist"):
         read_slice_report(str(tmp_path / "absent.json"))
+
+
+# Slices as the real core writes them (judge, collect_verdicts, fleet_view, build_report), then altered as an attacker would.
+RUNTIMECLASSES = [{"name": "nvidia", "handler": "nvidia", "node_selector": None, "overhead": None, "scheduling": None}]
+NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
+
+
+def real_report(served_by_host, generated_at="2026-12-03T11:00:00Z", cluster_path="/cluster.json"):
+    """report.json of a run over ``{host: [loaded runtimes]}`` against one RuntimeClass (handler nvidia, every node)."""
+    judged = {host: judge_and_explain({"runtimes": {name: {"runtime_type": "io.containerd.runc.v2"} for name in loaded},
+                                       "default_runtime_name": "runc"}, RUNTIMECLASSES, node_name=host, node_labels={})
+              for host, loaded in served_by_host.items()}
+    verdicts = collect_verdicts(judged)
+    cluster = {"runtimeclasses": RUNTIMECLASSES, "nodes": [], "source": {"type": "file", "path": cluster_path}}
+    return build_report(verdicts, fleet_view(verdicts, cluster), generated_at=generated_at)
+
+
+def read_written(tmp_path, report, name="slice"):
+    return read_slice_report(write_slice(tmp_path, name, report), now=NOW)
+
+
+def test_a_real_slice_is_read_as_written(tmp_path):
+    report = real_report({"h1": ["runc", "nvidia"], "h2": ["runc"]})
+    assert read_written(tmp_path, report) == report
+
+
+def test_a_host_set_to_ok_with_its_missing_handlers_listed_is_refused(tmp_path):
+    report = real_report({"h1": ["runc"]})
+    report["hosts"]["h1"].update(status="OK", verdict="OK")
+    with pytest.raises(RuntimeGateError, match=r"\$\.hosts\[\"h1\"\]\.missing_handlers: has more than 0 items"):
+        read_written(tmp_path, report)
+
+
+def test_a_host_made_ok_in_every_field_but_its_evidence_is_refused(tmp_path):
+    # status, lines and missing_handlers all say OK; required_handlers against loaded_runtimes still says nvidia is missing.
+    report = real_report({"h1": ["runc"]})
+    report["hosts"]["h1"].update(status="OK", verdict="OK", lines=["OK"], missing_handlers=[], reason="")
+    with pytest.raises(RuntimeGateError, match=r"host 'h1': its status is OK but its evidence says MISSING"):
+        read_written(tmp_path, report)
+
+
+def test_an_empty_slice_is_refused(tmp_path):
+    report = real_report({"h1": ["runc", "nvidia"]})
+    report["hosts"] = {}
+    with pytest.raises(RuntimeGateError, match="judged no host"):
+        read_written(tmp_path, report)
+
+
+def test_a_host_given_twice_in_one_slice_is_refused_not_last_wins(tmp_path):
+    report = real_report({"h1": ["runc"]})
+    ok_host = json.dumps(real_report({"h1": ["runc", "nvidia"]})["hosts"]["h1"])
+    text = json.dumps(report).replace('"hosts": {"h1": ', '"hosts": {"h1": ' + ok_host + ', "h1": ')
+    path = write_slice(tmp_path, "slice", text)
+    with pytest.raises(RuntimeGateError, match=r"is not JSON: the key \"h1\" is given twice"):
+        read_slice_report(path, now=NOW)
+
+
+def test_nan_is_refused(tmp_path):
+    text = json.dumps(real_report({"h1": ["runc", "nvidia"]})).replace('"OK": 1', '"OK": NaN')
+    with pytest.raises(RuntimeGateError, match="NaN is not a JSON value"):
+        read_slice_report(write_slice(tmp_path, "slice", text), now=NOW)
+
+
+def test_a_slice_older_than_max_age_is_refused(tmp_path):
+    path = write_slice(tmp_path, "slice", real_report({"h1": ["runc", "nvidia"]}, generated_at="2024-05-01T00:00:00Z"))
+    with pytest.raises(RuntimeGateError, match=r"generated at 2024-05-01T00:00:00Z, more than 24 hours ago"):
+        read_slice_report(path, now=NOW)
+    assert read_slice_report(path, now=NOW, max_age_hours=24 * 365 * 3)["hosts"]
+
+
+def test_a_bare_verdict_gets_a_clear_message(tmp_path):
+    path = write_slice(tmp_path, "slice", '{"verdict":"OK"}')
+    with pytest.raises(RuntimeGateError, match="is not a runtime_gate report.json of format 1"):
+        read_slice_report(path, now=NOW)
+
+
+def test_a_slice_not_conforming_to_the_schema_is_refused_naming_the_field(tmp_path):
+    report = real_report({"h1": ["runc", "nvidia"]})
+    del report["hosts"]["h1"]["required_handlers"]
+    with pytest.raises(RuntimeGateError, match=r"\$\.hosts\[\"h1\"\]: lacks the required field 'required_handlers'"):
+        read_written(tmp_path, report)
+
+
+def test_slices_of_different_clusters_are_refused():
+    first = real_report({"h1": ["runc", "nvidia"]}, cluster_path="/a.json")
+    second = real_report({"h2": ["runc", "nvidia"]}, cluster_path="/b.json")
+    with pytest.raises(RuntimeGateError, match="read different clusters"):
+        merge_slice_reports({"a": first, "b": second})
+    assert sorted(merge_slice_reports({"a": first, "b": real_report({"h2": ["runc"]}, cluster_path="/a.json")})[0]) == ["h1", "h2"]
