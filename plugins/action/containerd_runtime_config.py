@@ -15,7 +15,7 @@ import tomllib
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.checks import runtime_problems
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.checks import cdi_setting, runtime_problems
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.files import (
     backup_dir_for,
     dirs_to_create,
@@ -94,7 +94,7 @@ class ActionModule(ActionBase):
 
         loaded_paths = {path for paths in (gathered.get("globs") or {}).values() for path in paths}
         dropin_name = dropin_name_for(args["dropin_name"], args["dropin_dir"], loaded_paths)
-        cri_settings = {} if args["enable_cdi"] is None else {"enable_cdi": args["enable_cdi"]}
+        cri_settings, cdi_errors, cdi_warnings = cdi_setting(current["version"], args["enable_cdi"])
         plan = make_plan(
             root_path=args["config_path"], root_text=gathered.get("root_text"), containerd_version=current["version"],
             runtimes=runtimes, dropin_dir=args["dropin_dir"], dropin_name=dropin_name, import_pattern=import_pattern,
@@ -111,7 +111,8 @@ class ActionModule(ActionBase):
         missing = {("shim", runtime.get("runtime_type") or "io.containerd.runc.v2"): f"{shim} is {found_binaries[shim]}"
                    for shim, runtime in shims.items() if shim and found_binaries.get(shim)}
         type_errors, warnings = runtime_problems(plan["expected"]["runtimes"], missing)
-        plan["errors"].extend(type_errors)
+        plan["errors"].extend(cdi_errors + type_errors)
+        warnings = cdi_warnings + warnings
         for runtime in runtimes:
             reason = found_binaries.get(runtime.get("binary_name") or "")
             if reason:
@@ -164,10 +165,11 @@ class ActionModule(ActionBase):
 
         return proven_result(result, node=node, plan=plan, shown_plan=_shown_plan(plan, redact), candidate_facts=candidate_facts,
                              containerd_version=current["version"], prune=prune, warnings=warnings,
-                             # Backups keep their file's mode; their directory is the owner's alone and stays after a rollback.
+                             # Backups keep their file's mode; their directory is the owner's alone. A rollback drops
+                             # the backups it restored, so the directory it created is removed again when left empty.
                              create_dirs=dirs_to_create([item["path"] for item in plan["files"] if item["changed"]], stats)
                              + dirs_to_create([item["backup"] for item in plan["files"] if item.get("backup")], stats,
-                                              mode="0700", remove_on_rollback=False),
+                                              mode="0700"),
                              diff_lines=redacted_diff(plan["files"], texts, redact.secrets),
                              loaded_changes=effective_changes(current_dump_text, candidate_dump["stdout"]))
 

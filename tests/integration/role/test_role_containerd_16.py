@@ -187,6 +187,9 @@ FAULTS = {
     # conf.d did not exist: the role creates it, and removes it again on the rollback.
     "no-dropin-dir": ({}, {"restart_mode": "fail-once", "no_dropin_dir": True}, "The previous files were restored"),
     "verify-fails": ({}, {"restart_mode": "race"}, "MISSING=nvidia"),
+    # 1.6 ignores enable_cdi (issue 23 item 6): asking for CDI there is refused with the release rule, nothing written.
+    "cdi-on-16": ({}, {"containerd_runtimes_enable_cdi": True}, "containerd 1.6.20 has no CDI support: the CRI plugin "
+                                                                "reads enable_cdi from containerd 1.7.0 on"),
 }
 
 
@@ -264,3 +267,10 @@ def test_failed_verification_restores_the_files_and_restarts_again(faults):
 def test_a_directory_the_role_created_is_removed_on_rollback(faults):
     """Issue 13 item 8: the rollback leaves no conf.d the node did not have."""
     assert not (faults["base"] / "no-dropin-dir" / "conf.d").exists()
+
+
+@pytest.mark.parametrize("host", ["verify-fails", "restart-fails", "stays-down", "no-dropin-dir"])
+def test_the_backup_directory_the_role_created_is_removed_on_rollback(faults, host):
+    """Issue 23 item 4: the restored backups are dropped, and so is the .runtime-gate-backups it created for them."""
+    assert (faults["base"] / host / "config.toml").exists()
+    assert not (faults["base"] / host / ".runtime-gate-backups").exists(), sorted((faults["base"] / host).iterdir())

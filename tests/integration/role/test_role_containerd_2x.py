@@ -32,6 +32,7 @@ from support.tools import require_tool
 from . import _support as s
 
 ROLE_PLAYBOOK = Path(__file__).with_name("role.yml")
+NVIDIA_PRESET = ("nvidia", "nvidia-cdi", "nvidia-legacy")
 V3_RUNTIME = '"io.containerd.cri.v1.runtime"'
 RUNC_SYSTEMD_V3 = f"""[plugins.{V3_RUNTIME}.containerd.runtimes.runc]
   runtime_type = "io.containerd.runc.v2"
@@ -140,7 +141,8 @@ def fleet(request):
     top = Path(tempfile.mkdtemp(prefix="rg2-", dir="/tmp"))  # unix socket paths must fit in 108 bytes
     bin_dir = top / "bin"
     s.make_executable(bin_dir / "restart-containerd", RESTART)
-    nvidia = s.make_executable(bin_dir / "nvidia-container-runtime", "#!/bin/sh\nexit 0\n")
+    for suffix in ("", ".cdi", ".legacy"):
+        s.make_executable(bin_dir / f"nvidia-container-runtime{suffix}", "#!/bin/sh\nexit 0\n")
     nodes = {name: Node(name, top / name, release.binary, bin_dir) for name in ("node-v3", "node-managed")}
     hosts = {}
     for name, node in nodes.items():
@@ -154,8 +156,9 @@ def fleet(request):
     managed_settings["plugins"][V3_RUNTIME.strip('"')] = {"containerd": {"runtimes": {"runc": {
         "runtime_type": "io.containerd.runc.v2", "options": {"SystemdCgroup": True}}}}}
     hosts["node-managed"].update(containerd_runtimes_manage_root_config=True, containerd_runtimes_root_settings=managed_settings)
-    group_vars = {"containerd_runtimes_runtimes": [{"name": "nvidia", "binary_name": str(nvidia), "options": {"SystemdCgroup": True}}],
-                  "containerd_runtimes_wait_command": ["true"]}
+    # The NVIDIA preset names no SystemdCgroup: each runtime must start from runc's table, as nvidia-ctk writes it.
+    group_vars = {"containerd_runtimes_presets": ["nvidia"], "containerd_runtimes_nvidia_binary_dir": str(bin_dir),
+                  "containerd_runtimes_runtimes": [], "containerd_runtimes_wait_command": ["true"]}
     s.write_inventory(top / "inventory.yml", hosts, group_vars)
     env = {"PATH": f"{Path(crictl()).parent}:{os.environ['PATH']}"}
     runs = {}
@@ -172,8 +175,7 @@ def fleet(request):
         served = {name: node.cri_runtimes() for name, node in nodes.items()}
         restarts_after_again = {name: node.restarts() for name, node in nodes.items()}
         # Rollback on a real daemon: a runtime whose type names a shim the node lacks fails the verification.
-        broken = dict(group_vars, containerd_runtimes_runtimes=group_vars["containerd_runtimes_runtimes"] + [
-            {"name": "kata", "runtime_type": "io.containerd.kata.v2"}])
+        broken = dict(group_vars, containerd_runtimes_runtimes=[{"name": "kata", "runtime_type": "io.containerd.kata.v2"}])
         s.write_inventory(top / "inventory-broken.yml", {"node-v3": hosts["node-v3"]}, broken)
         before_broken = s.snapshot(nodes["node-v3"].tree)
         runs["broken"] = s.run_playbook(ROLE_PLAYBOOK, top / "inventory-broken.yml", env=env)
@@ -210,10 +212,12 @@ def test_second_check_and_apply_change_nothing(fleet):
     assert fleet["restarts_after_again"] == dict.fromkeys(fleet["nodes"], 1)
 
 
-def test_running_daemons_serve_nvidia_and_keep_runc_options(fleet):
-    """Independent of the role: crictl asks each restarted daemon on its private socket."""
+def test_running_daemons_serve_the_preset_with_runcs_options_and_keep_runc(fleet):
+    """Independent of the role: crictl asks each restarted daemon on its private socket. The preset names no
+    SystemdCgroup; nvidia-ctk copies runc's table into each new runtime, and so must the role on 2.x (issue 23 item 1)."""
     for name, runtimes in fleet["served"].items():
-        assert runtimes["nvidia"]["options"]["SystemdCgroup"] is True, name
+        for runtime in NVIDIA_PRESET:
+            assert runtimes[runtime]["options"]["SystemdCgroup"] is True, (name, runtime, runtimes[runtime])
         assert runtimes["runc"]["options"]["SystemdCgroup"] is True, name
 
 
@@ -234,4 +238,4 @@ def test_failed_verification_restores_the_files_and_the_daemon_serves_as_before(
     assert run.recap()["node-v3"]["failed"] == 1, run.explain()
     assert "MISSING=kata" in run.failures("node-v3") or "kata" in run.failures("node-v3"), run.failures("node-v3")
     assert fleet["after_broken"] == fleet["before_broken"]
-    assert set(fleet["served_after_broken"]) == {"runc", "nvidia"}
+    assert set(fleet["served_after_broken"]) == {"runc", *NVIDIA_PRESET}
