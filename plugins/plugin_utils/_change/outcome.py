@@ -58,6 +58,9 @@ def proven_result(result, *, node, plan, shown_plan, candidate_facts, containerd
     summary = (f"{node}: proven with containerd {containerd_version}; "
                + (f"would write {', '.join(changed_files)}" if changed_files else "nothing to change"))
     shown = [summary] + [f"note: {note}" for note in shown_plan["notes"]] + [f"warning: {warning}" for warning in warnings]
+    if changed_files and result.get("pending_edits"):
+        shown += ["edits the running daemon has not loaded, accepted (containerd_runtimes_accept_pending_edits), go live "
+                  "with the restart:"] + [f"  {edit}" for edit in result["pending_edits"]]
     if changed_files:
         shown += ["the loaded configuration changes:"] + [f"  {line}" for line in loaded_changes or ["(nothing loaded changes)"]]
     return {
