@@ -29,6 +29,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.file
     set_file_modes,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.inputs import expand_runtimes
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.links import link_errors
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.outcome import (
     current_state,
     effective_changes,
@@ -128,6 +129,8 @@ class ActionModule(ActionBase):
             reason = (gathered.get("writable") or {}).get(item["path"])
             if item["changed"] and reason:
                 plan["errors"].append(f"cannot write {item['path']}: {reason}")
+        plan["errors"].extend(link_errors([item for item in plan["files"] if item["changed"]], root_path=args["config_path"],
+                                          realpaths=gathered.get("realpaths") or {}))
         set_file_modes(plan, stats, root_path=args["config_path"])
         candidate_imports = _candidate_imports(plan, args["config_path"], gathered.get("root_text"))
         backup_errors, prune = plan_backups(plan, backup_dir=backup_dir, stamp=time.strftime("%Y%m%dT%H%M%S", time.gmtime())

@@ -271,6 +271,12 @@ loaded_changes:
   returned: success
   type: list
   elements: str
+loaded_changes_at_defaults:
+  description: The keys of RV(loaded_changes) the change only brings in at the release's defaults (a new runtime's
+    C(cni_conf_dir: (absent) -> ''), shown at -v); RV(shown) lists the others.
+  returned: success
+  type: list
+  elements: str
 backups:
   description: C(path) and C(backup) of each file that changes and exists (paths only).
   returned: success

@@ -10,7 +10,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.conta
     parse_containerd_version,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.loaded_config_diff import differences
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.loaded_config_diff import summary_and_defaults
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.redaction import redact_message, redact_toml, secrets_in
 
 
@@ -46,10 +46,12 @@ def current_state(gathered, containerd_bin):
 
 
 def effective_changes(current_dump_text, candidate_dump_text):
-    """Every key of the loaded configuration the change sets, ``key: before -> after`` (credentials redacted)."""
+    """``(summary, at_release_defaults)``: the keys of the loaded configuration the change sets, ``key: before ->
+    after`` (credentials redacted), those that differ from the release's defaults apart from those only brought in at
+    them (a new runtime's ``cni_conf_dir: (absent) -> ''``)."""
     if current_dump_text is None:
-        return []
-    return differences(current_dump_text, candidate_dump_text, named=lambda path: False)
+        return [], []
+    return summary_and_defaults(current_dump_text, candidate_dump_text)
 
 
 def proven_result(result, *, node, plan, shown_plan, candidate_facts, containerd_version, prune, warnings, create_dirs,
@@ -61,8 +63,12 @@ def proven_result(result, *, node, plan, shown_plan, candidate_facts, containerd
     if changed_files and result.get("pending_edits"):
         shown += ["edits the running daemon has not loaded, accepted (containerd_runtimes_accept_pending_edits), go live "
                   "with the restart:"] + [f"  {edit}" for edit in result["pending_edits"]]
+    summary, at_defaults = loaded_changes
     if changed_files:
-        shown += ["the loaded configuration changes:"] + [f"  {line}" for line in loaded_changes or ["(nothing loaded changes)"]]
+        shown += ["the loaded configuration changes (what differs from the release's defaults):"]
+        shown += [f"  {line}" for line in summary or ["(nothing loaded changes)"]]
+        if at_defaults:
+            shown.append(f"  and {len(at_defaults)} keys at the release's defaults (listed with -v)")
     return {
         **result,
         "changed": False,
@@ -74,7 +80,8 @@ def proven_result(result, *, node, plan, shown_plan, candidate_facts, containerd
         # Paths only: a loop item is printed at -v, and a file's content carries credentials.
         "backups": [{"path": item["path"], "backup": item["backup"]} for item in plan["files"] if item.get("backup")],
         "prune_backups": prune if changed_files else [],
-        "loaded_changes": loaded_changes,
+        "loaded_changes": summary + at_defaults,
+        "loaded_changes_at_defaults": at_defaults,
         "diff_lines": diff_lines,
         "shown": shown,
         "warnings": warnings,

@@ -503,6 +503,9 @@ def _carry_cri_table(plan, order, documents, dropin_path, requested, default_run
     # the last source's table, exactly; merging the earlier ones in would bring back settings a later file (nvidia-ctk's
     # 99-nvidia.toml) shadows today, a change the inputs do not name.
     base = copy.deepcopy(documents[sources[-1]]["plugins"][CRI_PLUGIN_V2]) if sources else {}
+    # Without a runtimes table of its own, the carried table leaves containerd's built-in runc loaded (a registry-only
+    # drop-in shadowing the root's runc): that one is what the node runs today.
+    builtin_runc_loaded = not isinstance((base.get("containerd") or {}).get("runtimes"), dict)
     containerd_table = base.setdefault("containerd", {})
     runtimes = containerd_table.setdefault("runtimes", {})
     preserved = sorted(name for name in runtimes if name not in requested)
@@ -534,13 +537,18 @@ def _carry_cri_table(plan, order, documents, dropin_path, requested, default_run
         # go-toml v1 builds a fresh map for a present `runtimes` table, dropping the built-in runc (§2). A file that
         # shadows the root's CRI table (nvidia-ctk's drop-in) leaves the node without runc, its CRI plugin failing:
         # the root's own runc definition, where it has one, comes back with its settings (SystemdCgroup).
-        defined = [documents[path]["plugins"][CRI_PLUGIN_V2].get("containerd", {}).get("runtimes", {}).get(BUILTIN_DEFAULT_RUNTIME)
-                   for path in sources]
+        # Where the carried table has no runtimes table, the built-in runc is loaded today and is written as it is
+        # (planned from what is loaded, not from the shadowed root's definition: that would change runc's options).
+        defined = [] if builtin_runc_loaded else [
+            documents[path]["plugins"][CRI_PLUGIN_V2].get("containerd", {}).get("runtimes", {}).get(BUILTIN_DEFAULT_RUNTIME)
+            for path in sources]
         defined = [table for table in defined if isinstance(table, dict)]
         runtimes[BUILTIN_DEFAULT_RUNTIME] = copy.deepcopy(defined[-1]) if defined else {"runtime_type": DEFAULT_RUNTIME_TYPE}
         plan["restored_runtimes"] = [BUILTIN_DEFAULT_RUNTIME]
         plan["notes"].append("runc is written explicitly: any runtimes table hides the built-in one on 1.x"
-                             + (" (its definition taken from the file that a later CRI table shadows)" if defined else ""))
+                             + (" (its definition taken from the file that a later CRI table shadows)" if defined else
+                                " (as containerd's built-in one, which is what is loaded today)" if builtin_runc_loaded and sources
+                                else ""))
     plan["notes"].append(
         f"containerd 1.x: the drop-in carries the whole CRI table of {sources[-1] if sources else 'the built-in defaults'}"
         + (f", keeping runtimes {', '.join(preserved)}" if preserved else "")

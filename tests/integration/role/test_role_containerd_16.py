@@ -40,7 +40,17 @@ FLEET = {
         + f'[plugins.{CRI}.containerd.runtimes.nvidia]\n  runtime_type = "io.containerd.runc.v2"\n',
     },
     "builtin-runc": {"config.toml": "version = 2\n"},
+    # Issue 23 item 5: a registry-only drop-in replaces the root's whole CRI table on 1.x, so the built-in runc (no
+    # SystemdCgroup) is what is loaded; the role must plan from that without being told about runc.
+    "registry-only": {
+        "config.toml": 'version = 2\nimports = ["{tree}/conf.d/*.toml"]\n\n' + s.RUNC_SYSTEMD,
+        "conf.d/10-registry.toml": f'version = 2\n\n[plugins.{CRI}.registry.mirrors."docker.io"]\n'
+                                   '  endpoint = ["https://mirror.example"]\n',
+    },
+    # Issue 22 item 8: the root config is a symbolic link (to a file inside the tree): it must stay a link, written through.
+    "root-link": {"real/containerd.toml": "version = 2\n\n" + s.RUNC_SYSTEMD},
 }
+BUILTIN_RUNC_LOADED = ("builtin-runc", "registry-only")
 ASKS_DAEMON = "builtin-runc"
 
 
@@ -55,6 +65,8 @@ def fleet(tmp_path_factory):
     hosts = {}
     for host, files in FLEET.items():
         s.write_tree(base / host, files)
+        if host == "root-link":
+            (base / host / "config.toml").symlink_to("real/containerd.toml")
         hosts[host] = {"containerd_runtimes_config_path": str(base / host / "config.toml"),
                        "containerd_runtimes_dropin_dir": str(base / host / "conf.d"),
                        "containerd_runtimes_restart_command": [str(standin), str(base / f"{host}.restarts"), "ok"]}
@@ -142,9 +154,10 @@ def test_independent_dump_shows_every_runtime_runc_options_and_pre_existing_runt
         assert containerd["default_runtime_name"] == "runc", host
         assert runtimes["nvidia"]["options"] == {"BinaryName": nvidia_bin, "SystemdCgroup": True}, host
         assert runtimes["runc"]["runtime_type"] == "io.containerd.runc.v2", host
-        if host != "builtin-runc":
-            assert runtimes["runc"]["options"]["SystemdCgroup"] is True, host
+        assert runtimes["runc"]["options"].get("SystemdCgroup", False) is (host not in BUILTIN_RUNC_LOADED), host
     assert set(s.cri_runtimes(s.dump(base / "preexisting-imports" / "config.toml"))) == {"runc", "crun", "nvidia"}
+    registry = s.dump(base / "registry-only" / "config.toml")["plugins"]["io.containerd.grpc.v1.cri"]["registry"]
+    assert registry["mirrors"]["docker.io"]["endpoint"] == ["https://mirror.example"]
     assert s.dump(base / "systemd-runc" / "config.toml")["plugins"]["io.containerd.grpc.v1.cri"]["sandbox_image"] == \
         "registry.k8s.io/pause:3.8"
 
@@ -188,6 +201,8 @@ FAULTS = {
     "no-dropin-dir": ({}, {"restart_mode": "fail-once", "no_dropin_dir": True}, "The previous files were restored"),
     "verify-fails": ({}, {"restart_mode": "race"}, "MISSING=nvidia"),
     # 1.6 ignores enable_cdi (issue 23 item 6): asking for CDI there is refused with the release rule, nothing written.
+    # Issue 22 item 8: conf.d is a link to a directory outside the containerd directory: refused naming it, nothing there.
+    "dropin-dir-link": ({}, {}, "leads through a symbolic link to "),
     "cdi-on-16": ({}, {"containerd_runtimes_enable_cdi": True}, "containerd 1.6.20 has no CDI support: the CRI plugin "
                                                                 "reads enable_cdi from containerd 1.7.0 on"),
 }
@@ -208,7 +223,10 @@ def faults(tmp_path_factory):
             (tree / "conf.d").mkdir(parents=True)
         else:
             s.write_tree(tree, {"config.toml": "version = 2\n\n" + s.RUNC_SYSTEMD, **files})
-        if not host_vars.pop("no_dropin_dir", False):
+        if host == "dropin-dir-link":
+            (base / "outside.d").mkdir()
+            (tree / "conf.d").symlink_to(base / "outside.d")
+        elif not host_vars.pop("no_dropin_dir", False):
             (tree / "conf.d").mkdir(exist_ok=True)
         mode = host_vars.pop("restart_mode", "ok")
         late = ["race", str(tree / "conf.d" / "zz-late.toml"), "version = 2\n\n" + s.RUNC_SYSTEMD] if mode == "race" else [mode]
@@ -274,3 +292,17 @@ def test_the_backup_directory_the_role_created_is_removed_on_rollback(faults, ho
     """Issue 23 item 4: the restored backups are dropped, and so is the .runtime-gate-backups it created for them."""
     assert (faults["base"] / host / "config.toml").exists()
     assert not (faults["base"] / host / ".runtime-gate-backups").exists(), sorted((faults["base"] / host).iterdir())
+
+
+def test_a_root_config_that_is_a_link_stays_one_written_through(fleet):
+    """Issue 22 item 8: the file the link names gets the import; the link itself is kept."""
+    root = fleet["base"] / "root-link" / "config.toml"
+    assert root.is_symlink() and str(root.readlink()) == "real/containerd.toml"
+    assert f'imports = ["{root.parent}/conf.d/*.toml"]' in (root.parent / "real" / "containerd.toml").read_text()
+    assert s.cri_runtimes(s.dump(root))["nvidia"]["options"]["BinaryName"].endswith("nvidia-container-runtime")
+
+
+def test_a_dropin_dir_linked_outside_is_refused_and_nothing_is_written_there(faults):
+    failure = faults["run"].failures("dropin-dir-link")
+    assert str(faults["base"] / "outside.d") in failure and "/dropin-dir-link/conf.d" in failure, failure
+    assert list((faults["base"] / "outside.d").iterdir()) == []
