@@ -26,6 +26,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.file
     dropin_name_for,
     plan_backups,
     redacted_diff,
+    redacted_file_diffs,
     set_file_modes,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.inputs import expand_runtimes
@@ -188,6 +189,7 @@ class ActionModule(ActionBase):
                              + dirs_to_create([item["backup"] for item in plan["files"] if item.get("backup")], stats,
                                               mode="0700"),
                              diff_lines=redacted_diff(plan["files"], texts, redact.secrets),
+                             file_diffs=redacted_file_diffs(plan["files"], texts, redact.secrets),
                              loaded_changes=effective_changes(current_dump_text, candidate_dump["stdout"]))
 
     def _pending_edits(self, task_vars, args, current, plan):

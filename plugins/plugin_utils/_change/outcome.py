@@ -55,7 +55,7 @@ def effective_changes(current_dump_text, candidate_dump_text):
 
 
 def proven_result(result, *, node, plan, shown_plan, candidate_facts, containerd_version, prune, warnings, create_dirs,
-                  diff_lines, loaded_changes):
+                  diff_lines, loaded_changes, file_diffs=()):
     changed_files = [item["path"] for item in plan["files"] if item["changed"]]
     summary = (f"{node}: proven with containerd {containerd_version}; "
                + (f"would write {', '.join(changed_files)}" if changed_files else "nothing to change"))
@@ -83,6 +83,7 @@ def proven_result(result, *, node, plan, shown_plan, candidate_facts, containerd
         "loaded_changes": summary + at_defaults,
         "loaded_changes_at_defaults": at_defaults,
         "diff_lines": diff_lines,
+        "file_diffs": list(file_diffs),
         "shown": shown,
         "warnings": warnings,
         "proof": {

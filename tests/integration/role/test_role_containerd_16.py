@@ -97,7 +97,13 @@ def test_check_mode_reports_changes_with_a_diff_and_writes_nothing(fleet):
     assert run.returncode == 0, run.explain()
     assert all(fleet["runs"]["check"].recap()[host]["changed"] > 0 for host in FLEET), run.explain()
     assert fleet["after_check"] == fleet["before"]
-    assert "+++ after: " + str(fleet["base"] / "conf-glob" / "conf.d" / "99-gpufleet.toml") in run.stdout
+    # Issue 23 item 7: Ansible's own diff (before/after, a header per file), not diff lines quoted in a debug msg.
+    dropin = str(fleet["base"] / "conf-glob" / "conf.d" / "99-gpufleet.toml")
+    assert f"\n--- before: {dropin}\n+++ after: {dropin}\n" in run.stdout, run.explain()
+    assert '"+++ after: ' not in run.stdout, run.explain()
+    # A new runtime's keys at the release's defaults are counted, not listed (-v lists them).
+    assert "keys at the release's defaults (listed with -v)" in run.stdout, run.explain()
+    assert ".runtimes.nvidia.privileged_without_host_devices: (absent) -> False" not in run.stdout, run.explain()
     assert fleet["restarted_in_check_mode"] == []
 
 
