@@ -65,10 +65,10 @@ def proven_result(result, *, node, plan, shown_plan, candidate_facts, containerd
                   "with the restart:"] + [f"  {edit}" for edit in result["pending_edits"]]
     summary, at_defaults = loaded_changes
     if changed_files:
-        shown += ["the loaded configuration changes (what differs from the release's defaults):"]
+        shown += ["the loaded configuration changes (what differs from the release defaults):"]
         shown += [f"  {line}" for line in summary or ["(nothing loaded changes)"]]
         if at_defaults:
-            shown.append(f"  and {len(at_defaults)} keys at the release's defaults (listed with -v)")
+            shown.append(f"  and {len(at_defaults)} keys at the release defaults (listed with -v)")
     return {
         **result,
         "changed": False,

@@ -198,6 +198,11 @@ def test_check_mode_writes_nothing_and_restarts_nothing(fleet):
     assert run.returncode == 0, run.explain()
     assert fleet["after_check"] == fleet["before"]
     assert all(run.recap()[name]["changed"] > 0 for name in fleet["nodes"]), run.explain()
+    # Issue 23 item 7: the new runtimes' keys at the release's defaults are counted, not listed; Ansible's own diff.
+    assert "keys at the release defaults (listed with -v)" in run.stdout, run.explain()
+    assert ".runtimes.nvidia-legacy.cni_conf_dir:" not in run.stdout, run.explain()
+    assert ".runtimes.nvidia-legacy.options.BinaryName: (absent) -> " in run.stdout, run.explain()
+    assert "\n+++ after: " + str(fleet["nodes"]["node-v3"].tree / "conf.d" / "99-gpufleet.toml") + "\n" in run.stdout, run.explain()
 
 
 def test_apply_restarts_each_daemon_once_and_verifies_from_it(fleet):
