@@ -61,7 +61,7 @@ def test_a_bad_node_in_batch_two_stops_the_rollout_and_batch_three_stays_untouch
     assert recap[BAD]["failed"] == 1
     assert "the candidate configuration fails its proof" in run.failures(BAD)
     # Issue 23 item 7: the refusal is printed by the role's task and in the summary table, not re-raised in full.
-    print("COUNT", run.stdout.count("the candidate configuration fails its proof"))
+    assert run.stdout.count("the candidate configuration fails its proof") == 2, run.explain()
     assert s.snapshot(tmp_path / BAD) == before[BAD]
     for host in ("node-4", "node-5"):  # batch 3: never contacted
         assert host not in recap, run.explain()
