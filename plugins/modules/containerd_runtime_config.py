@@ -266,14 +266,20 @@ diff_lines:
   returned: success
   type: list
   elements: str
+file_diffs:
+  description: Ansible's diff of each file that changes (C(before_header), C(after_header), C(before), C(after)), credentials
+    redacted; the role's M(gpufleet.runtime_gate.containerd_runtime_config_diff) task prints it with C(--diff).
+  returned: success
+  type: list
+  elements: dict
 loaded_changes:
   description: "Every key of the loaded configuration (C(config dump)) the change sets, C(key: before -> after), credentials redacted."
   returned: success
   type: list
   elements: str
 loaded_changes_at_defaults:
-  description: The keys of RV(loaded_changes) the change only brings in at the release's defaults (a new runtime's
-    C(cni_conf_dir: (absent) -> ''), shown at -v); RV(shown) lists the others.
+  description: "The keys of RV(loaded_changes) the change only brings in at the release defaults (a new runtime's
+    C(cni_conf_dir: (absent) -> ''), shown at -v); RV(shown) lists the others."
   returned: success
   type: list
   elements: str
@@ -316,8 +322,8 @@ restored_wait_command:
   type: list
   elements: str
 pending_edits:
-  description: Keys the files set differently from what the running daemon loaded, that the inputs do not name
-    (C(key: daemon -> files)); a change is refused while any is not accepted in O(accept_pending_edits).
+  description: "Keys the files set differently from what the running daemon loaded, that the inputs do not name
+    (C(key: before (running) -> after (files))); a change is refused while any is not accepted in O(accept_pending_edits)."
   returned: always
   type: list
   elements: str
