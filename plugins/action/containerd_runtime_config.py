@@ -181,7 +181,8 @@ class ActionModule(ActionBase):
 
         endpoints = daemon_endpoints(socket=args["socket"], wait=args["wait_command"], current_dump_text=current_dump_text,
                                      candidate_dump_text=candidate_dump["stdout"])
-        return proven_result({**result, **endpoints, "pending_edits": pending}, node=node, plan=plan, shown_plan=_shown_plan(plan, redact), candidate_facts=candidate_facts,
+        return proven_result({**result, **endpoints, "pending_edits": pending}, node=node, plan=plan,
+                             shown_plan=_shown_plan(plan, redact), candidate_facts=candidate_facts,
                              containerd_version=current["version"], prune=prune, warnings=warnings,
                              # Backups keep their file's mode; their directory is the owner's alone. A rollback drops
                              # the backups it restored, so the directory it created is removed again when left empty.
