@@ -15,16 +15,22 @@ import tomllib
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.checks import runtime_problems
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.gather import gather_containerd_facts
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.address import daemon_endpoints, grpc_address
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.pending import pending_edits, unaccepted
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.pending import refusal as pending_refusal
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.checks import cdi_setting, runtime_problems
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.files import (
     backup_dir_for,
     dirs_to_create,
     dropin_name_for,
     plan_backups,
     redacted_diff,
+    redacted_file_diffs,
     set_file_modes,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.inputs import expand_runtimes
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.links import link_errors
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.outcome import (
     current_state,
     effective_changes,
@@ -94,7 +100,7 @@ class ActionModule(ActionBase):
 
         loaded_paths = {path for paths in (gathered.get("globs") or {}).values() for path in paths}
         dropin_name = dropin_name_for(args["dropin_name"], args["dropin_dir"], loaded_paths)
-        cri_settings = {} if args["enable_cdi"] is None else {"enable_cdi": args["enable_cdi"]}
+        cri_settings, cdi_errors, cdi_warnings = cdi_setting(current["version"], args["enable_cdi"])
         plan = make_plan(
             root_path=args["config_path"], root_text=gathered.get("root_text"), containerd_version=current["version"],
             runtimes=runtimes, dropin_dir=args["dropin_dir"], dropin_name=dropin_name, import_pattern=import_pattern,
@@ -111,7 +117,8 @@ class ActionModule(ActionBase):
         missing = {("shim", runtime.get("runtime_type") or "io.containerd.runc.v2"): f"{shim} is {found_binaries[shim]}"
                    for shim, runtime in shims.items() if shim and found_binaries.get(shim)}
         type_errors, warnings = runtime_problems(plan["expected"]["runtimes"], missing)
-        plan["errors"].extend(type_errors)
+        plan["errors"].extend(cdi_errors + type_errors)
+        warnings = cdi_warnings + warnings
         for runtime in runtimes:
             reason = found_binaries.get(runtime.get("binary_name") or "")
             if reason:
@@ -123,6 +130,8 @@ class ActionModule(ActionBase):
             reason = (gathered.get("writable") or {}).get(item["path"])
             if item["changed"] and reason:
                 plan["errors"].append(f"cannot write {item['path']}: {reason}")
+        plan["errors"].extend(link_errors([item for item in plan["files"] if item["changed"]], root_path=args["config_path"],
+                                          realpaths=gathered.get("realpaths") or {}))
         set_file_modes(plan, stats, root_path=args["config_path"])
         candidate_imports = _candidate_imports(plan, args["config_path"], gathered.get("root_text"))
         backup_errors, prune = plan_backups(plan, backup_dir=backup_dir, stamp=time.strftime("%Y%m%dT%H%M%S", time.gmtime())
@@ -130,6 +139,14 @@ class ActionModule(ActionBase):
                                             existing_paths=set(texts) | {args["config_path"]} if gathered.get("root_text") is not None else set(texts),
                                             import_entries=candidate_imports, listing=(gathered.get("listings") or {}).get(backup_dir))
         plan["errors"].extend(backup_errors)
+        pending = []
+        if any(item["changed"] for item in plan["files"]) and not plan["errors"]:
+            pending, unchecked = self._pending_edits(task_vars, args, current, plan)
+            if unchecked:
+                plan["notes"].append(f"edits the running daemon has not loaded were not checked: {unchecked}")
+            refused_edits = unaccepted(pending, args["accept_pending_edits"])
+            if refused_edits:
+                plan["errors"].append(pending_refusal(refused_edits))
         if plan["errors"]:
             return fail("\n".join(plan["errors"] + plan["guard_lines"]), plan=_shown_plan(plan, redact),
                         guard_lines=plan["guard_lines"], warnings=warnings)
@@ -164,14 +181,35 @@ class ActionModule(ActionBase):
             return fail("the candidate configuration fails its proof, nothing was written:\n" + "\n".join(errors + plan["guard_lines"]),
                         plan=_shown_plan(plan, redact), guard_lines=plan["guard_lines"])
 
-        return proven_result(result, node=node, plan=plan, shown_plan=_shown_plan(plan, redact), candidate_facts=candidate_facts,
+        endpoints = daemon_endpoints(socket=args["socket"], wait=args["wait_command"], current_dump_text=current_dump_text,
+                                     candidate_dump_text=candidate_dump["stdout"])
+        return proven_result({**result, **endpoints, "pending_edits": pending}, node=node, plan=plan,
+                             shown_plan=_shown_plan(plan, redact), candidate_facts=candidate_facts,
                              containerd_version=current["version"], prune=prune, warnings=warnings,
-                             # Backups keep their file's mode; their directory is the owner's alone and stays after a rollback.
+                             # Backups keep their file's mode; their directory is the owner's alone. A rollback drops
+                             # the backups it restored, so the directory it created is removed again when left empty.
                              create_dirs=dirs_to_create([item["path"] for item in plan["files"] if item["changed"]], stats)
                              + dirs_to_create([item["backup"] for item in plan["files"] if item.get("backup")], stats,
-                                              mode="0700", remove_on_rollback=False),
+                                              mode="0700"),
                              diff_lines=redacted_diff(plan["files"], texts, redact.secrets),
+                             file_diffs=redacted_file_diffs(plan["files"], texts, redact.secrets),
                              loaded_changes=effective_changes(current_dump_text, candidate_dump["stdout"]))
+
+    def _pending_edits(self, task_vars, args, current, plan):
+        """``(edits, reason not checked)``: the running daemon's view (on the socket today's files name) against the
+        files' loaded configuration (_change/pending)."""
+        if not args["ask_daemon"]:
+            return [], "not asked (containerd_runtimes_ask_daemon: false)"
+        socket = args["socket"] or grpc_address(current["dump_text"])
+        gathered = gather_containerd_facts(self, task_vars, {
+            "containerd_bin": args["containerd_bin"], "config_path": args["config_path"], "socket": socket,
+            "ask_daemon": True, "timeout": args["timeout"]})
+        facts = (gathered.get("ansible_facts") or {}).get("containerd")
+        if gathered.get("failed") or not facts:
+            return [], gathered.get("msg") or "the running daemon could not be asked"
+        default_named = bool(plan["expected"].get("default_runtime")) or bool(plan.get("allow_default_change"))
+        return pending_edits(facts.get("daemon"), current["facts"], named_runtimes=set(plan["expected"]["runtimes"]),
+                             default_named=default_named)
 
     def _probe(self, task_vars, **module_args):
         outcome = self._execute_module(module_name=PROBE, module_args=module_args, task_vars=task_vars)

@@ -39,7 +39,8 @@ class ActionModule(ActionBase):
         host_variables = {host: stored_host_variables(task_vars, host) for host in args["hosts"]}
         verdicts = collect_verdicts({host: host_variables[host].get(args["verdict_var"]) for host in args["hosts"]})
         role_lines = rollout_annotations(verdicts, host_variables,
-                                         failure_var=args["role_failure_var"], reached_var=args["batch_reached_var"])
+                                         failure_var=args["role_failure_var"], reached_var=args["batch_reached_var"],
+                                         check_mode=bool(self._task.check_mode))
         cluster_result = args["cluster_result"]
         if cluster_result is None and args["cluster_result_var"]:
             cluster_result = stored_cluster_result(task_vars, args["cluster_result_var"])

@@ -152,6 +152,33 @@ options:
       - Seconds each containerd command may take.
     type: int
     default: 60
+  socket:
+    description:
+      - containerd's gRPC socket. Empty means the address the loaded configuration names (1.x and 2.0-2.2 C([grpc] address),
+        2.3+ C([plugins."io.containerd.server.v1.grpc"] address)); returned as RV(socket).
+    type: str
+    default: ""
+  ask_daemon:
+    description:
+      - Ask the running daemon (over O(socket)) what it loaded, before the change, to find edits of the files it has
+        not loaded yet (see O(accept_pending_edits)). False skips that check and says so in the plan's notes.
+    type: bool
+    default: true
+  wait_command:
+    description:
+      - The command (argv) that exits 0 once containerd answers. Empty means C(ctr --address <socket> version); returned
+        as RV(wait_command).
+    type: list
+    elements: str
+    default: []
+  accept_pending_edits:
+    description:
+      - Keys of the loaded configuration (as the refusal names them, for example C(runtimes.runc.options.SystemdCgroup),
+        or a prefix such as C(runtimes.runc)) that the running daemon has not loaded and the files now set, which the
+        restart after this change may activate. Any other such difference refuses the change.
+    type: list
+    elements: str
+    default: []
 attributes:
   check_mode:
     support: full
@@ -239,8 +266,20 @@ diff_lines:
   returned: success
   type: list
   elements: str
+file_diffs:
+  description: Ansible's diff of each file that changes (C(before_header), C(after_header), C(before), C(after)), credentials
+    redacted; the role's M(gpufleet.runtime_gate.containerd_runtime_config_diff) task prints it with C(--diff).
+  returned: success
+  type: list
+  elements: dict
 loaded_changes:
   description: "Every key of the loaded configuration (C(config dump)) the change sets, C(key: before -> after), credentials redacted."
+  returned: success
+  type: list
+  elements: str
+loaded_changes_at_defaults:
+  description: "The keys of RV(loaded_changes) the change only brings in at the release defaults (a new runtime's
+    C(cni_conf_dir: (absent) -> ''), shown at -v); RV(shown) lists the others."
   returned: success
   type: list
   elements: str
@@ -262,6 +301,30 @@ create_dirs:
 guard_lines:
   description: The default runtime guard's lines; empty unless the guard refused the change.
   returned: when the plan's checks or the candidate's proof refused the change
+  type: list
+  elements: str
+socket:
+  description: The socket containerd answers on after the restart (O(socket), or the candidate's gRPC address).
+  returned: success
+  type: str
+wait_command:
+  description: The command waiting for containerd after the restart (O(wait_command), or ctr on RV(socket)).
+  returned: success
+  type: list
+  elements: str
+restored_socket:
+  description: The socket containerd answers on after a rollback (O(socket), or today's files' gRPC address).
+  returned: success
+  type: str
+restored_wait_command:
+  description: The command waiting for containerd after a rollback.
+  returned: success
+  type: list
+  elements: str
+pending_edits:
+  description: "Keys the files set differently from what the running daemon loaded, that the inputs do not name
+    (C(key: before (running) -> after (files))); a change is refused while any is not accepted in O(accept_pending_edits)."
+  returned: always
   type: list
   elements: str
 """

@@ -171,6 +171,10 @@ writable:
   description: For each of O(write_paths), null when writable, else why not.
   returned: O(mode=gather)
   type: dict
+realpaths:
+  description: Each path of RV(stats) and the root's directory with every symbolic link resolved (C(os.path.realpath)).
+  returned: O(mode=gather)
+  type: dict
 """
 
 import os
@@ -294,6 +298,8 @@ def gather(module, binary):
         texts=texts,
         dump=dump,
         writable=dict((path, _why_not_writable(path)) for path in params["write_paths"]),
+        # Symbolic links resolved: the controller confines every write to the root's real directory.
+        realpaths=dict((path, os.path.realpath(path)) for path in stat_paths + [os.path.dirname(config_path)]),
         binaries=dict((name, None if find_executable(name) else "not an executable file on the node") for name in params["binaries"]),
     )
 

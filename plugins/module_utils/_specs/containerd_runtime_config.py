@@ -39,6 +39,10 @@ def get_containerd_runtime_config_argument_spec():
             containerd_bin=dict(type="str", default="containerd"),
             config_path=dict(type="str", default="/etc/containerd/config.toml"),
             timeout=dict(type="int", default=60),
+            socket=dict(type="str", default=""),
+            ask_daemon=dict(type="bool", default=True),
+            wait_command=dict(type="list", elements="str", default=[]),
+            accept_pending_edits=dict(type="list", elements="str", default=[]),
         ),
         "supports_check_mode": True,
     }

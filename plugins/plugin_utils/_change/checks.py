@@ -43,3 +43,30 @@ def runtime_problems(expected_runtimes, missing_binaries):
                 errors.append(f"runtime {name!r} option {option!r} is {value!r}, the runc shim reads {_type_name(kind)} "
                               "there: every pod of the handler would fail to start")
     return errors, warnings
+
+
+# The CRI plugin reads enable_cdi from containerd 1.7.0 on: 1.6.20's `containerd config default` prints no such key and
+# its `config dump` drops it from a file (checked on Debian's 1.6.20 and the built 1.7.35); 1.6 never injects CDI devices.
+CDI_FIRST_RELEASE = (1, 7)
+
+
+def cdi_setting(containerd_version, enable_cdi):
+    """``(cri_settings, errors, warnings)`` for ``containerd_runtimes_enable_cdi`` on ``containerd_version`` ("1.6.20").
+
+    None leaves the key alone. On a release before 1.7 the key is ignored: ``true`` is refused (the node would not give
+    what is asked), ``false`` is what 1.6 does anyway, so it is not written and a warning says why.
+    """
+    if enable_cdi is None:
+        return {}, [], []
+    try:
+        release = tuple(int(part) for part in str(containerd_version).split(".")[:2])
+    except ValueError:
+        release = CDI_FIRST_RELEASE
+    if release >= CDI_FIRST_RELEASE:
+        return {"enable_cdi": enable_cdi}, [], []
+    rule = (f"containerd {containerd_version} has no CDI support: the CRI plugin reads enable_cdi from containerd 1.7.0 "
+            "on, and 1.6 ignores the key")
+    if enable_cdi:
+        return {}, [f"containerd_runtimes_enable_cdi: true cannot be served: {rule}; upgrade containerd to 1.7 or later, "
+                    "or leave containerd_runtimes_enable_cdi null on this host"], []
+    return {}, [], [f"containerd_runtimes_enable_cdi: false is not written: {rule} (it never injects CDI devices)"]

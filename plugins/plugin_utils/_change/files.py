@@ -125,3 +125,13 @@ def redacted_diff(files, texts, secrets):
                                     fromfile=f"before: {item['path']}", tofile=f"after: {item['path']}")
         lines.extend(redact_message(line.rstrip("\n"), secrets) for line in diff)
     return lines
+
+
+def redacted_file_diffs(files, texts, secrets):
+    """Ansible's own diff (``before``/``after`` with a header per file) of each changed file, credential values replaced:
+    what the role's ``containerd_runtime_config_diff`` task returns for ``--diff``."""
+    def shown(text):
+        return "".join(redact_message(line, secrets) for line in redact_toml(text or "")[0].splitlines(keepends=True))
+
+    return [{"before_header": item["path"], "after_header": item["path"], "before": shown(texts.get(item["path"])),
+             "after": shown(item["content"])} for item in files if item.get("changed")]

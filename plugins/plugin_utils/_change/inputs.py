@@ -8,8 +8,9 @@ import posixpath
 
 # The runtimes `nvidia-ctk runtime configure` (and the GPU operator's toolkit) write: NVIDIA/nvidia-container-toolkit
 # cmd/nvidia-ctk-installer/container/runtime/containerd/containerd_test.go (TestSetupCleanup: nvidia, nvidia-cdi,
-# nvidia-legacy with BinaryName nvidia-container-runtime, .cdi, .legacy); pkg/config/engine/containerd/config_v2.go
-# AddRuntime starts each from a copy of runc's table (so runc's SystemdCgroup carries over), then sets BinaryName.
+# nvidia-legacy with BinaryName nvidia-container-runtime, .cdi, .legacy); pkg/config/engine/containerd/config.go
+# AddRuntime starts each from a copy of runc's table (so runc's SystemdCgroup carries over), then sets BinaryName, on
+# every config version: _change/inherit does the same.
 NVIDIA_PRESET = (("nvidia", "nvidia-container-runtime"), ("nvidia-cdi", "nvidia-container-runtime.cdi"),
                  ("nvidia-legacy", "nvidia-container-runtime.legacy"))
 INHERITED_RUNTIME = "runc"

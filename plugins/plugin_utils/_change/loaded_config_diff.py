@@ -73,6 +73,28 @@ def differences(before_text, after_text, *, named):
     return lines
 
 
+def _is_release_default(old, new):
+    """A key the change brings in at the value the release gives it when nothing sets it (``(absent) -> ''``): a new
+    runtime's table printed whole by ``config dump``, not something the inputs set."""
+    return old is _ABSENT and type(new) in (str, int, bool, list, dict) and new in ZERO_VALUES
+
+
+def summary_and_defaults(before_text, after_text):
+    """``(summary, at_release_defaults)``: the lines of ``differences`` (nothing named), split into what differs from
+    the release's defaults and the keys that only appear at them (shown at -v)."""
+    before_shown, after_shown = leaves(tomllib.loads(before_text)), leaves(tomllib.loads(after_text))
+    summary, defaults = [], []
+    for path in sorted(set(before_shown) | set(after_shown)):
+        if path[0] == "imports":
+            continue
+        old, new = before_shown.get(path, _ABSENT), after_shown.get(path, _ABSENT)
+        if old == new:
+            continue
+        line = f"{'.'.join(path)}: {_shown(path, old)} -> {_shown(path, new)}"
+        (defaults if _is_release_default(old, new) else summary).append(line)
+    return summary, defaults
+
+
 def named_by_plan(plan, runtime_plugin_keys, root_setting_paths=()):
     """The ``named`` predicate for a role plan: its runtimes, its default switch when allowed, its root settings."""
     # A runtime the node does not load today and the change defines again (runc under a shadowing CRI table) repairs

@@ -10,7 +10,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.conta
     parse_containerd_version,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.loaded_config_diff import differences
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.loaded_config_diff import summary_and_defaults
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.redaction import redact_message, redact_toml, secrets_in
 
 
@@ -46,20 +46,29 @@ def current_state(gathered, containerd_bin):
 
 
 def effective_changes(current_dump_text, candidate_dump_text):
-    """Every key of the loaded configuration the change sets, ``key: before -> after`` (credentials redacted)."""
+    """``(summary, at_release_defaults)``: the keys of the loaded configuration the change sets, ``key: before ->
+    after`` (credentials redacted), those that differ from the release's defaults apart from those only brought in at
+    them (a new runtime's ``cni_conf_dir: (absent) -> ''``)."""
     if current_dump_text is None:
-        return []
-    return differences(current_dump_text, candidate_dump_text, named=lambda path: False)
+        return [], []
+    return summary_and_defaults(current_dump_text, candidate_dump_text)
 
 
 def proven_result(result, *, node, plan, shown_plan, candidate_facts, containerd_version, prune, warnings, create_dirs,
-                  diff_lines, loaded_changes):
+                  diff_lines, loaded_changes, file_diffs=()):
     changed_files = [item["path"] for item in plan["files"] if item["changed"]]
     summary = (f"{node}: proven with containerd {containerd_version}; "
                + (f"would write {', '.join(changed_files)}" if changed_files else "nothing to change"))
     shown = [summary] + [f"note: {note}" for note in shown_plan["notes"]] + [f"warning: {warning}" for warning in warnings]
+    if changed_files and result.get("pending_edits"):
+        shown += ["edits the running daemon has not loaded, accepted (containerd_runtimes_accept_pending_edits), go live "
+                  "with the restart:"] + [f"  {edit}" for edit in result["pending_edits"]]
+    summary, at_defaults = loaded_changes
     if changed_files:
-        shown += ["the loaded configuration changes:"] + [f"  {line}" for line in loaded_changes or ["(nothing loaded changes)"]]
+        shown += ["the loaded configuration changes (what differs from the release defaults):"]
+        shown += [f"  {line}" for line in summary or ["(nothing loaded changes)"]]
+        if at_defaults:
+            shown.append(f"  and {len(at_defaults)} keys at the release defaults (listed with -v)")
     return {
         **result,
         "changed": False,
@@ -71,8 +80,10 @@ def proven_result(result, *, node, plan, shown_plan, candidate_facts, containerd
         # Paths only: a loop item is printed at -v, and a file's content carries credentials.
         "backups": [{"path": item["path"], "backup": item["backup"]} for item in plan["files"] if item.get("backup")],
         "prune_backups": prune if changed_files else [],
-        "loaded_changes": loaded_changes,
+        "loaded_changes": summary + at_defaults,
+        "loaded_changes_at_defaults": at_defaults,
         "diff_lines": diff_lines,
+        "file_diffs": list(file_diffs),
         "shown": shown,
         "warnings": warnings,
         "proof": {

@@ -20,6 +20,10 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.conta
     CRI_RUNTIME_PLUGIN_V3,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.inherit import (
+    merged_file_runtimes,
+    with_inherited,
+)
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.toml_write import TomlWriteError, add_import, dumps
 
 DEFAULT_RUNTIME_TYPE = "io.containerd.runc.v2"
@@ -425,11 +429,16 @@ def dropin_document(plan, order, documents, dropin_path, runtimes, *, default_ru
     default names it as an input, so that one is written, not today's.
     """
     requested = {runtime["name"]: runtime_table(runtime) for runtime in runtimes}
+    inherits = {runtime["name"] for runtime in runtimes if runtime.get("inherit")}
     if plan["config_version"] == 2:
         return _carry_cri_table(plan, order, documents, dropin_path, requested, default_runtime,
                                 None if settings_name_default else current_default_runtime,
-                                inherits={r["name"]: r["inherit"] for r in runtimes if r.get("inherit")},
-                                cri_settings=cri_settings)
+                                inherits=inherits, cri_settings=cri_settings)
+    # 2.x merges each runtime's table with the earlier files' ones, so a new runtime gets only what the drop-in says:
+    # the preset's runtimes start from a copy of runc's table as the files load it, as nvidia-ctk does (_change/inherit).
+    requested, sources = with_inherited(requested, merged_file_runtimes(order, documents), inherits=inherits,
+                                        default_runtime=current_default_runtime)
+    _note_inherited(plan, sources)
     containerd_table = {}
     if default_runtime:
         containerd_table["default_runtime_name"] = default_runtime
@@ -494,17 +503,21 @@ def _carry_cri_table(plan, order, documents, dropin_path, requested, default_run
     # the last source's table, exactly; merging the earlier ones in would bring back settings a later file (nvidia-ctk's
     # 99-nvidia.toml) shadows today, a change the inputs do not name.
     base = copy.deepcopy(documents[sources[-1]]["plugins"][CRI_PLUGIN_V2]) if sources else {}
+    # Without a runtimes table of its own, the carried table leaves containerd's built-in runc loaded (a registry-only
+    # drop-in shadowing the root's runc): that one is what the node runs today.
+    builtin_runc_loaded = not isinstance((base.get("containerd") or {}).get("runtimes"), dict)
     containerd_table = base.setdefault("containerd", {})
     runtimes = containerd_table.setdefault("runtimes", {})
     preserved = sorted(name for name in runtimes if name not in requested)
     merged = sorted(name for name in requested if isinstance(runtimes.get(name), dict))
-    for name, table in requested.items():
-        # A requested runtime merges into its existing definition: keys the inputs do not name (pod_annotations,
-        # SystemdCgroup...) stay loaded, the named ones take the requested value. A new one inheriting (the NVIDIA
-        # preset) starts from a copy of that runtime's table, as nvidia-ctk does.
-        existing = runtimes.get(name) if isinstance(runtimes.get(name), dict) else None
-        if existing is None:
-            existing = runtimes.get((inherits or {}).get(name)) if isinstance(runtimes.get((inherits or {}).get(name)), dict) else {}
+    # A requested runtime merges into its existing definition: keys the inputs do not name (pod_annotations,
+    # SystemdCgroup...) stay loaded, the named ones take the requested value. A new one inheriting (the NVIDIA
+    # preset) starts from a copy of runc's table, as nvidia-ctk does (_change/inherit).
+    inherited, inherited_from = with_inherited(requested, runtimes, inherits=inherits or set(),
+                                               default_runtime=containerd_table.get("default_runtime_name") or BUILTIN_DEFAULT_RUNTIME)
+    _note_inherited(plan, inherited_from)
+    for name, table in inherited.items():
+        existing = runtimes.get(name) if isinstance(runtimes.get(name), dict) else {}
         runtimes[name] = _deep_merge(copy.deepcopy(existing), table)
     base.update(cri_settings or {})
     if default_runtime:
@@ -524,13 +537,18 @@ def _carry_cri_table(plan, order, documents, dropin_path, requested, default_run
         # go-toml v1 builds a fresh map for a present `runtimes` table, dropping the built-in runc (§2). A file that
         # shadows the root's CRI table (nvidia-ctk's drop-in) leaves the node without runc, its CRI plugin failing:
         # the root's own runc definition, where it has one, comes back with its settings (SystemdCgroup).
-        defined = [documents[path]["plugins"][CRI_PLUGIN_V2].get("containerd", {}).get("runtimes", {}).get(BUILTIN_DEFAULT_RUNTIME)
-                   for path in sources]
+        # Where the carried table has no runtimes table, the built-in runc is loaded today and is written as it is
+        # (planned from what is loaded, not from the shadowed root's definition: that would change runc's options).
+        defined = [] if builtin_runc_loaded else [
+            documents[path]["plugins"][CRI_PLUGIN_V2].get("containerd", {}).get("runtimes", {}).get(BUILTIN_DEFAULT_RUNTIME)
+            for path in sources]
         defined = [table for table in defined if isinstance(table, dict)]
         runtimes[BUILTIN_DEFAULT_RUNTIME] = copy.deepcopy(defined[-1]) if defined else {"runtime_type": DEFAULT_RUNTIME_TYPE}
         plan["restored_runtimes"] = [BUILTIN_DEFAULT_RUNTIME]
         plan["notes"].append("runc is written explicitly: any runtimes table hides the built-in one on 1.x"
-                             + (" (its definition taken from the file that a later CRI table shadows)" if defined else ""))
+                             + (" (its definition taken from the file that a later CRI table shadows)" if defined else
+                                " (as containerd's built-in one, which is what is loaded today)" if builtin_runc_loaded and sources
+                                else ""))
     plan["notes"].append(
         f"containerd 1.x: the drop-in carries the whole CRI table of {sources[-1] if sources else 'the built-in defaults'}"
         + (f", keeping runtimes {', '.join(preserved)}" if preserved else "")
@@ -538,6 +556,17 @@ def _carry_cri_table(plan, order, documents, dropin_path, requested, default_run
     )
     plan["carried_from"] = sources[-1:]
     return {"version": 2, "plugins": {CRI_PLUGIN_V2: base}}
+
+
+def _note_inherited(plan, sources):
+    """Records which new runtime copies which (shown as a note; ``plan["inherited"]``)."""
+    plan["inherited"] = sources
+    by_source = {}
+    for name, source in sorted(sources.items()):
+        by_source.setdefault(source, []).append(name)
+    for source, names in by_source.items():
+        plan["notes"].append(f"{', '.join(names)} start from a copy of {source}'s table as the node loads it "
+                             "(as nvidia-ctk does); the inputs' keys win")
 
 
 def _sets_default(text):

@@ -1,13 +1,31 @@
 # Copyright: gpufleet platform team
 # Apache License 2.0 (see galaxy.yml)
 """What a rollout's summary adds to the crosscheck table: hosts whose role run failed (a restart, a rollback), with the
-role's message, and hosts still waiting for their batch, which are UNKNOWN because nothing judged them yet, not
-because they failed. Controller side, pure."""
+role's message, hosts still waiting for their batch ("not reached": UNKNOWN because nothing judged them yet, not
+because they failed), and in check mode what each host's proven candidate would serve. Controller side, pure."""
 
-WAITING_REASON = "waiting for its batch: not changed and not judged yet"
+WAITING_REASON = "not reached: waiting for its batch, not changed and not judged yet"
+# The role's registered plan (containerd_runtime_config's result): in check mode, what the host would become.
+ROLE_PLAN_VAR = "containerd_runtimes_plan"
 
 
-def rollout_annotations(verdicts, host_facts, *, failure_var, reached_var):
+def check_mode_lines(verdicts, host_facts):
+    """In check mode the verdicts judge each node as it is; one line per host says what the proven candidate would
+    make it serve (the role's plan, proven with the node's real containerd), or that nothing would change."""
+    lines = []
+    for host in sorted(verdicts):
+        plan = (host_facts.get(host) or {}).get(ROLE_PLAN_VAR)
+        proof = plan.get("proof") if isinstance(plan, dict) and not plan.get("refused", True) else None
+        if not isinstance(proof, dict):
+            continue
+        change = "would change " + ", ".join(plan.get("changed_files") or []) if plan.get("changed_files") else "nothing to change"
+        lines.append(f"{host}: check mode: {change}; the proven candidate serves "
+                     f"{', '.join(proof.get('loaded_runtimes') or []) or 'no runtime'} (default "
+                     f"{proof.get('default_runtime') or 'runc'}) with containerd {proof.get('containerd_version')}")
+    return lines
+
+
+def rollout_annotations(verdicts, host_facts, *, failure_var, reached_var, check_mode=False):
     """Sets the reason of every waiting host's UNKNOWN verdict; returns the table lines naming role failures.
 
     ``host_facts`` maps each host to its variables: ``failure_var`` set means the role failed there (its message),
@@ -21,4 +39,4 @@ def rollout_annotations(verdicts, host_facts, *, failure_var, reached_var):
         failure = facts.get(failure_var) if failure_var else None
         if failure:
             lines.append(f"{host}: the containerd_runtimes role failed: {failure}")
-    return lines
+    return lines + (check_mode_lines(verdicts, host_facts) if check_mode else [])

@@ -116,3 +116,32 @@ def run_playbook(playbook, inventory: Path, *args, wrapper=(), env=None, timeout
     completed = subprocess.run(command, cwd=REPO_ROOT, env=environment, capture_output=True, text=True,
                                timeout=timeout, check=False)
     return PlaybookRun(completed.returncode, completed.stdout, completed.stderr)
+
+
+# A real restart: stop the daemon of PIDFILE, start BINARY on CONFIG again, wait until it booted.
+RESTART_SCRIPT = """#!/bin/sh
+# restart-containerd PIDFILE LOG BINARY CONFIG: stop the daemon, start it again on the files in place, wait for it.
+pidfile=$1 log=$2 bin=$3 config=$4
+echo restart >> "$pidfile.restarts"
+if [ -s "$pidfile" ]; then
+    kill "$(cat "$pidfile")" 2>/dev/null
+    i=0; while kill -0 "$(cat "$pidfile")" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+fi
+: > "$log"
+setsid "$bin" --config "$config" >> "$log" 2>&1 < /dev/null &
+echo $! > "$pidfile"
+i=0
+while [ $i -lt 300 ]; do
+    grep -q "containerd successfully booted" "$log" && exit 0
+    kill -0 "$(cat "$pidfile")" 2>/dev/null || { echo "containerd exited:" >&2; tail -5 "$log" >&2; exit 1; }
+    sleep 0.1; i=$((i + 1))
+done
+echo "containerd did not boot" >&2
+exit 1
+"""
+
+
+# The machine's own /run/containerd, hidden by an empty tmpfs for the playbook run (its private mount namespace): a
+# role that fell back to the default socket finds nothing there, never another containerd.
+HIDE_MACHINE_SOCKET = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                       'mount -t tmpfs tmpfs /run/containerd && exec "$@"', "hide-run-containerd"]

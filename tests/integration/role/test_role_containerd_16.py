@@ -40,7 +40,17 @@ FLEET = {
         + f'[plugins.{CRI}.containerd.runtimes.nvidia]\n  runtime_type = "io.containerd.runc.v2"\n',
     },
     "builtin-runc": {"config.toml": "version = 2\n"},
+    # Issue 23 item 5: a registry-only drop-in replaces the root's whole CRI table on 1.x, so the built-in runc (no
+    # SystemdCgroup) is what is loaded; the role must plan from that without being told about runc.
+    "registry-only": {
+        "config.toml": 'version = 2\nimports = ["{tree}/conf.d/*.toml"]\n\n' + s.RUNC_SYSTEMD,
+        "conf.d/10-registry.toml": f'version = 2\n\n[plugins.{CRI}.registry.mirrors."docker.io"]\n'
+                                   '  endpoint = ["https://mirror.example"]\n',
+    },
+    # Issue 22 item 8: the root config is a symbolic link (to a file inside the tree): it must stay a link, written through.
+    "root-link": {"real/containerd.toml": "version = 2\n\n" + s.RUNC_SYSTEMD},
 }
+BUILTIN_RUNC_LOADED = ("builtin-runc", "registry-only")
 ASKS_DAEMON = "builtin-runc"
 
 
@@ -55,6 +65,8 @@ def fleet(tmp_path_factory):
     hosts = {}
     for host, files in FLEET.items():
         s.write_tree(base / host, files)
+        if host == "root-link":
+            (base / host / "config.toml").symlink_to("real/containerd.toml")
         hosts[host] = {"containerd_runtimes_config_path": str(base / host / "config.toml"),
                        "containerd_runtimes_dropin_dir": str(base / host / "conf.d"),
                        "containerd_runtimes_restart_command": [str(standin), str(base / f"{host}.restarts"), "ok"]}
@@ -85,7 +97,13 @@ def test_check_mode_reports_changes_with_a_diff_and_writes_nothing(fleet):
     assert run.returncode == 0, run.explain()
     assert all(fleet["runs"]["check"].recap()[host]["changed"] > 0 for host in FLEET), run.explain()
     assert fleet["after_check"] == fleet["before"]
-    assert "+++ after: " + str(fleet["base"] / "conf-glob" / "conf.d" / "99-gpufleet.toml") in run.stdout
+    # Issue 23 item 7: Ansible's own diff (before/after, a header per file), not diff lines quoted in a debug msg.
+    dropin = str(fleet["base"] / "conf-glob" / "conf.d" / "99-gpufleet.toml")
+    assert f"\n--- before: {dropin}\n+++ after: {dropin}\n" in run.stdout, run.explain()
+    assert '"+++ after: ' not in run.stdout, run.explain()
+    # A new runtime's keys at the release's defaults are counted, not listed (-v lists them).
+    assert "keys at the release defaults (listed with -v)" in run.stdout, run.explain()
+    assert ".runtimes.nvidia.privileged_without_host_devices: (absent) -> False" not in run.stdout, run.explain()
     assert fleet["restarted_in_check_mode"] == []
 
 
@@ -142,9 +160,10 @@ def test_independent_dump_shows_every_runtime_runc_options_and_pre_existing_runt
         assert containerd["default_runtime_name"] == "runc", host
         assert runtimes["nvidia"]["options"] == {"BinaryName": nvidia_bin, "SystemdCgroup": True}, host
         assert runtimes["runc"]["runtime_type"] == "io.containerd.runc.v2", host
-        if host != "builtin-runc":
-            assert runtimes["runc"]["options"]["SystemdCgroup"] is True, host
+        assert runtimes["runc"]["options"].get("SystemdCgroup", False) is (host not in BUILTIN_RUNC_LOADED), host
     assert set(s.cri_runtimes(s.dump(base / "preexisting-imports" / "config.toml"))) == {"runc", "crun", "nvidia"}
+    registry = s.dump(base / "registry-only" / "config.toml")["plugins"]["io.containerd.grpc.v1.cri"]["registry"]
+    assert registry["mirrors"]["docker.io"]["endpoint"] == ["https://mirror.example"]
     assert s.dump(base / "systemd-runc" / "config.toml")["plugins"]["io.containerd.grpc.v1.cri"]["sandbox_image"] == \
         "registry.k8s.io/pause:3.8"
 
@@ -191,6 +210,11 @@ FAULTS = {
     # after the restart (tests/integration/daemon/test_daemon_startup_rules.py): the proof refuses it, before any restart.
     "base-spec-missing": ({}, {"base_runtime_spec": "{tree}/no-such-spec.json"},
                           "which does not exist on the node: the CRI plugin refuses to start"),
+    # 1.6 ignores enable_cdi (issue 23 item 6): asking for CDI there is refused with the release rule, nothing written.
+    # Issue 22 item 8: conf.d is a link to a directory outside the containerd directory: refused naming it, nothing there.
+    "dropin-dir-link": ({}, {}, "leads through a symbolic link to "),
+    "cdi-on-16": ({}, {"containerd_runtimes_enable_cdi": True}, "containerd 1.6.20 has no CDI support: the CRI plugin "
+                                                                "reads enable_cdi from containerd 1.7.0 on"),
 }
 
 
@@ -209,7 +233,10 @@ def faults(tmp_path_factory):
             (tree / "conf.d").mkdir(parents=True)
         else:
             s.write_tree(tree, {"config.toml": "version = 2\n\n" + s.RUNC_SYSTEMD, **files})
-        if not host_vars.pop("no_dropin_dir", False):
+        if host == "dropin-dir-link":
+            (base / "outside.d").mkdir()
+            (tree / "conf.d").symlink_to(base / "outside.d")
+        elif not host_vars.pop("no_dropin_dir", False):
             (tree / "conf.d").mkdir(exist_ok=True)
         mode = host_vars.pop("restart_mode", "ok")
         if "base_runtime_spec" in host_vars:
@@ -271,3 +298,24 @@ def test_failed_verification_restores_the_files_and_restarts_again(faults):
 def test_a_directory_the_role_created_is_removed_on_rollback(faults):
     """Issue 13 item 8: the rollback leaves no conf.d the node did not have."""
     assert not (faults["base"] / "no-dropin-dir" / "conf.d").exists()
+
+
+@pytest.mark.parametrize("host", ["verify-fails", "restart-fails", "stays-down", "no-dropin-dir"])
+def test_the_backup_directory_the_role_created_is_removed_on_rollback(faults, host):
+    """Issue 23 item 4: the restored backups are dropped, and so is the .runtime-gate-backups it created for them."""
+    assert (faults["base"] / host / "config.toml").exists()
+    assert not (faults["base"] / host / ".runtime-gate-backups").exists(), sorted((faults["base"] / host).iterdir())
+
+
+def test_a_root_config_that_is_a_link_stays_one_written_through(fleet):
+    """Issue 22 item 8: the file the link names gets the import; the link itself is kept."""
+    root = fleet["base"] / "root-link" / "config.toml"
+    assert root.is_symlink() and str(root.readlink()) == "real/containerd.toml"
+    assert f'imports = ["{root.parent}/conf.d/*.toml"]' in (root.parent / "real" / "containerd.toml").read_text()
+    assert s.cri_runtimes(s.dump(root))["nvidia"]["options"]["BinaryName"].endswith("nvidia-container-runtime")
+
+
+def test_a_dropin_dir_linked_outside_is_refused_and_nothing_is_written_there(faults):
+    failure = faults["run"].failures("dropin-dir-link")
+    assert str(faults["base"] / "outside.d") in failure and "/dropin-dir-link/conf.d" in failure, failure
+    assert list((faults["base"] / "outside.d").iterdir()) == []

@@ -32,6 +32,7 @@ from support.tools import require_tool
 from . import _support as s
 
 ROLE_PLAYBOOK = Path(__file__).with_name("role.yml")
+NVIDIA_PRESET = ("nvidia", "nvidia-cdi", "nvidia-legacy")
 V3_RUNTIME = '"io.containerd.cri.v1.runtime"'
 RUNC_SYSTEMD_V3 = f"""[plugins.{V3_RUNTIME}.containerd.runtimes.runc]
   runtime_type = "io.containerd.runc.v2"
@@ -39,26 +40,10 @@ RUNC_SYSTEMD_V3 = f"""[plugins.{V3_RUNTIME}.containerd.runtimes.runc]
     SystemdCgroup = true
 """
 
-RESTART = """#!/bin/sh
-# restart-containerd PIDFILE LOG BINARY CONFIG: stop the daemon, start it again on the files in place, wait for it.
-pidfile=$1 log=$2 bin=$3 config=$4
-echo restart >> "$pidfile.restarts"
-if [ -s "$pidfile" ]; then
-    kill "$(cat "$pidfile")" 2>/dev/null
-    i=0; while kill -0 "$(cat "$pidfile")" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-fi
-: > "$log"
-setsid "$bin" --config "$config" >> "$log" 2>&1 < /dev/null &
-echo $! > "$pidfile"
-i=0
-while [ $i -lt 300 ]; do
-    grep -q "containerd successfully booted" "$log" && exit 0
-    kill -0 "$(cat "$pidfile")" 2>/dev/null || { echo "containerd exited:" >&2; tail -5 "$log" >&2; exit 1; }
-    sleep 0.1; i=$((i + 1))
-done
-echo "containerd did not boot" >&2
-exit 1
-"""
+
+
+def play(inventory: Path, *args, env):
+    return s.run_playbook(ROLE_PLAYBOOK, inventory, *args, env=env, wrapper=s.HIDE_MACHINE_SOCKET)
 
 
 def server_settings(base: Path) -> dict:
@@ -139,8 +124,9 @@ def fleet(request):
     release = {item.name: item for item in releases()}[request.param]
     top = Path(tempfile.mkdtemp(prefix="rg2-", dir="/tmp"))  # unix socket paths must fit in 108 bytes
     bin_dir = top / "bin"
-    s.make_executable(bin_dir / "restart-containerd", RESTART)
-    nvidia = s.make_executable(bin_dir / "nvidia-container-runtime", "#!/bin/sh\nexit 0\n")
+    s.make_executable(bin_dir / "restart-containerd", s.RESTART_SCRIPT)
+    for suffix in ("", ".cdi", ".legacy"):
+        s.make_executable(bin_dir / f"nvidia-container-runtime{suffix}", "#!/bin/sh\nexit 0\n")
     nodes = {name: Node(name, top / name, release.binary, bin_dir) for name in ("node-v3", "node-managed")}
     hosts = {}
     for name, node in nodes.items():
@@ -149,13 +135,16 @@ def fleet(request):
         (node.tree / "conf.d").mkdir()
         hosts[name] = {"containerd_runtimes_config_path": str(node.config), "containerd_runtimes_dropin_dir": str(node.tree / "conf.d"),
                        "containerd_runtimes_containerd_bin": release.binary, "containerd_runtimes_restart_command": node.restart,
-                       "containerd_runtimes_socket": str(node.socket), "containerd_runtimes_ask_daemon": True}
+                       "containerd_runtimes_ask_daemon": True}
     managed_settings = server_settings(nodes["node-managed"].base)
     managed_settings["plugins"][V3_RUNTIME.strip('"')] = {"containerd": {"runtimes": {"runc": {
         "runtime_type": "io.containerd.runc.v2", "options": {"SystemdCgroup": True}}}}}
     hosts["node-managed"].update(containerd_runtimes_manage_root_config=True, containerd_runtimes_root_settings=managed_settings)
-    group_vars = {"containerd_runtimes_runtimes": [{"name": "nvidia", "binary_name": str(nvidia), "options": {"SystemdCgroup": True}}],
-                  "containerd_runtimes_wait_command": ["true"]}
+    # The NVIDIA preset names no SystemdCgroup: each runtime must start from runc's table, as nvidia-ctk writes it.
+    # No socket and no wait command given: the role must use the gRPC address the node's configuration names (its own
+    # private socket; on 2.3+ in the version 4 grpc plugin table) and wait with the real ctr on it (issue 23 item 3).
+    group_vars = {"containerd_runtimes_presets": ["nvidia"], "containerd_runtimes_nvidia_binary_dir": str(bin_dir),
+                  "containerd_runtimes_runtimes": []}
     s.write_inventory(top / "inventory.yml", hosts, group_vars)
     env = {"PATH": f"{Path(crictl()).parent}:{os.environ['PATH']}"}
     runs = {}
@@ -163,25 +152,41 @@ def fleet(request):
         for node in nodes.values():
             node.start()
         before = {name: s.snapshot(node.tree) for name, node in nodes.items()}
-        runs["check"] = s.run_playbook(ROLE_PLAYBOOK, top / "inventory.yml", "--check", "--diff", env=env)
+        runs["check"] = play(top / "inventory.yml", "--check", "--diff", env=env)
         after_check = {name: s.snapshot(node.tree) for name, node in nodes.items()}
-        runs["apply"] = s.run_playbook(ROLE_PLAYBOOK, top / "inventory.yml", "--diff", env=env)
+        runs["apply"] = play(top / "inventory.yml", "--diff", env=env)
         restarts_after_apply = {name: node.restarts() for name, node in nodes.items()}
-        runs["check-again"] = s.run_playbook(ROLE_PLAYBOOK, top / "inventory.yml", "--check", "--diff", env=env)
-        runs["apply-again"] = s.run_playbook(ROLE_PLAYBOOK, top / "inventory.yml", env=env)
+        runs["check-again"] = play(top / "inventory.yml", "--check", "--diff", env=env)
+        runs["apply-again"] = play(top / "inventory.yml", env=env)
         served = {name: node.cri_runtimes() for name, node in nodes.items()}
         restarts_after_again = {name: node.restarts() for name, node in nodes.items()}
         # Rollback on a real daemon: a runtime whose type names a shim the node lacks fails the verification.
-        broken = dict(group_vars, containerd_runtimes_runtimes=group_vars["containerd_runtimes_runtimes"] + [
-            {"name": "kata", "runtime_type": "io.containerd.kata.v2"}])
+        broken = dict(group_vars, containerd_runtimes_runtimes=[{"name": "kata", "runtime_type": "io.containerd.kata.v2"}])
         s.write_inventory(top / "inventory-broken.yml", {"node-v3": hosts["node-v3"]}, broken)
         before_broken = s.snapshot(nodes["node-v3"].tree)
-        runs["broken"] = s.run_playbook(ROLE_PLAYBOOK, top / "inventory-broken.yml", env=env)
+        runs["broken"] = play(top / "inventory-broken.yml", env=env)
         after_broken = s.snapshot(nodes["node-v3"].tree)
         served_after_broken = nodes["node-v3"].cri_runtimes()
+        # An edit the daemon has not loaded (issue 23 item 2): runc's SystemdCgroup removed from the file, no restart.
+        node = nodes["node-v3"]
+        node.config.write_text(node.config.read_text().replace("    SystemdCgroup = true\n", ""))
+        pending_vars = dict(group_vars, containerd_runtimes_runtimes=[
+            {"name": "gpu2", "binary_name": str(bin_dir / "nvidia-container-runtime")}])
+        s.write_inventory(top / "inventory-pending.yml", {"node-v3": hosts["node-v3"]}, pending_vars)
+        before_pending, restarts_before_pending = s.snapshot(node.tree), node.restarts()
+        runs["pending-check"] = play(top / "inventory-pending.yml", "--check", "--diff", env=env)
+        runs["pending-apply"] = play(top / "inventory-pending.yml", env=env)
+        after_pending, restarts_after_pending = s.snapshot(node.tree), node.restarts()
+        s.write_inventory(top / "inventory-accepted.yml", {"node-v3": hosts["node-v3"]}, dict(
+            pending_vars, containerd_runtimes_accept_pending_edits=["runtimes.runc.options.SystemdCgroup"]))
+        runs["pending-accepted"] = play(top / "inventory-accepted.yml", env=env)
+        served_after_accepted = node.cri_runtimes()
         yield {"release": release, "nodes": nodes, "runs": runs, "before": before, "after_check": after_check,
                "restarts_after_apply": restarts_after_apply, "restarts_after_again": restarts_after_again, "served": served,
-               "before_broken": before_broken, "after_broken": after_broken, "served_after_broken": served_after_broken}
+               "before_broken": before_broken, "after_broken": after_broken, "served_after_broken": served_after_broken,
+               "pending_unchanged": after_pending == before_pending,
+               "pending_restarts": restarts_after_pending - restarts_before_pending,
+               "served_after_accepted": served_after_accepted}
     finally:
         for node in nodes.values():
             node.stop()
@@ -193,6 +198,11 @@ def test_check_mode_writes_nothing_and_restarts_nothing(fleet):
     assert run.returncode == 0, run.explain()
     assert fleet["after_check"] == fleet["before"]
     assert all(run.recap()[name]["changed"] > 0 for name in fleet["nodes"]), run.explain()
+    # Issue 23 item 7: the new runtimes' keys at the release's defaults are counted, not listed; Ansible's own diff.
+    assert "keys at the release defaults (listed with -v)" in run.stdout, run.explain()
+    assert ".runtimes.nvidia-legacy.cni_conf_dir:" not in run.stdout, run.explain()
+    assert ".runtimes.nvidia-legacy.options.BinaryName: (absent) -> " in run.stdout, run.explain()
+    assert "\n+++ after: " + str(fleet["nodes"]["node-v3"].tree / "conf.d" / "99-gpufleet.toml") + "\n" in run.stdout, run.explain()
 
 
 def test_apply_restarts_each_daemon_once_and_verifies_from_it(fleet):
@@ -210,10 +220,12 @@ def test_second_check_and_apply_change_nothing(fleet):
     assert fleet["restarts_after_again"] == dict.fromkeys(fleet["nodes"], 1)
 
 
-def test_running_daemons_serve_nvidia_and_keep_runc_options(fleet):
-    """Independent of the role: crictl asks each restarted daemon on its private socket."""
+def test_running_daemons_serve_the_preset_with_runcs_options_and_keep_runc(fleet):
+    """Independent of the role: crictl asks each restarted daemon on its private socket. The preset names no
+    SystemdCgroup; nvidia-ctk copies runc's table into each new runtime, and so must the role on 2.x (issue 23 item 1)."""
     for name, runtimes in fleet["served"].items():
-        assert runtimes["nvidia"]["options"]["SystemdCgroup"] is True, name
+        for runtime in NVIDIA_PRESET:
+            assert runtimes[runtime]["options"]["SystemdCgroup"] is True, (name, runtime, runtimes[runtime])
         assert runtimes["runc"]["options"]["SystemdCgroup"] is True, name
 
 
@@ -234,4 +246,31 @@ def test_failed_verification_restores_the_files_and_the_daemon_serves_as_before(
     assert run.recap()["node-v3"]["failed"] == 1, run.explain()
     assert "MISSING=kata" in run.failures("node-v3") or "kata" in run.failures("node-v3"), run.failures("node-v3")
     assert fleet["after_broken"] == fleet["before_broken"]
-    assert set(fleet["served_after_broken"]) == {"runc", "nvidia"}
+    assert set(fleet["served_after_broken"]) == {"runc", *NVIDIA_PRESET}
+
+
+def test_an_edit_the_daemon_has_not_loaded_refuses_the_change_and_is_named(fleet):
+    """Issue 23 item 2: --check --diff and apply both refuse, naming the key, its running and its file value."""
+    for name in ("pending-check", "pending-apply"):
+        run = fleet["runs"][name]
+        assert run.recap()["node-v3"]["failed"] == 1, run.explain()
+        failure = run.failures("node-v3")
+        assert "runtimes.runc.options.SystemdCgroup: True (running) -> (absent) (files)" in failure, failure
+        assert "containerd_runtimes_accept_pending_edits: ['runtimes.runc.options.SystemdCgroup']" in failure, failure
+    assert fleet["pending_unchanged"] and fleet["pending_restarts"] == 0
+
+
+def test_an_accepted_pending_edit_goes_live_with_the_change(fleet):
+    run = fleet["runs"]["pending-accepted"]
+    assert run.returncode == 0, run.explain()
+    assert "runtimes.runc.options.SystemdCgroup: True (running) -> (absent) (files)" in run.stdout, run.explain()
+    served = fleet["served_after_accepted"]
+    assert "gpu2" in served and not served["runc"]["options"].get("SystemdCgroup"), served
+
+
+def test_the_socket_and_the_wait_default_to_the_address_the_configuration_names(fleet):
+    """Issue 23 item 3: no socket or wait command given; the machine's /run/containerd hidden. The apply run above
+    verified from each daemon on its private socket (2.2: [grpc]; 2.3+: io.containerd.server.v1.grpc)."""
+    run = fleet["runs"]["apply"]
+    assert run.returncode == 0, run.explain()
+    assert run.stdout.count("verified from the running daemon (loaded_source: daemon)") == len(fleet["nodes"]), run.explain()

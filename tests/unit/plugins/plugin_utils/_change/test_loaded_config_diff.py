@@ -11,6 +11,7 @@ from support.containerd_trees import dump_node, release_named
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.loaded_config_diff import (
     differences,
     named_by_plan,
+    summary_and_defaults,
 )
 
 CRI_V2 = 'plugins."io.containerd.grpc.v1.cri"'
@@ -85,3 +86,17 @@ def test_the_plan_names_its_runtimes_its_default_and_its_root_settings(release, 
     assert not named(("plugins", plugin, "containerd", "default_runtime_name"))
     assert named(("grpc", "address")) and not named(("grpc", "uid"))
     assert named_by_plan({**plan, "allow_default_change": True}, [plugin])(("plugins", plugin, "containerd", "default_runtime_name"))
+
+
+def test_the_summary_keeps_what_differs_from_the_release_defaults_and_counts_the_rest():
+    """Issue 23 item 7: a new runtime's table is printed whole by `config dump`; its keys at the release's defaults
+    (empty strings, false, 0) are listed apart (-v), what the inputs set stays in the summary."""
+    before = '[plugins.cri.containerd.runtimes.runc]\nruntime_type = "io.containerd.runc.v2"\n'
+    after = before + ('[plugins.cri.containerd.runtimes.nvidia]\nruntime_type = "io.containerd.runc.v2"\n'
+                      'cni_conf_dir = ""\nprivileged_without_host_devices = false\n'
+                      '[plugins.cri.containerd.runtimes.nvidia.options]\nBinaryName = "/usr/bin/nvidia-container-runtime"\n')
+    summary, defaults = summary_and_defaults(before, after)
+    assert summary == ["plugins.cri.containerd.runtimes.nvidia.options.BinaryName: (absent) -> '/usr/bin/nvidia-container-runtime'",
+                       "plugins.cri.containerd.runtimes.nvidia.runtime_type: (absent) -> 'io.containerd.runc.v2'"]
+    assert defaults == ["plugins.cri.containerd.runtimes.nvidia.cni_conf_dir: (absent) -> ''",
+                        "plugins.cri.containerd.runtimes.nvidia.privileged_without_host_devices: (absent) -> False"]

@@ -322,3 +322,18 @@ def test_a_key_with_a_newline_is_written_quoted_and_reads_back(key):
 
     document = {"plugins": {"x": {key: True}}}
     assert tomllib.loads(dumps(document)) == document
+
+
+def test_v1_a_registry_only_dropin_shadowing_the_root_keeps_the_builtin_runc_that_is_loaded():
+    """Issue 23 item 5: 1.x loads the later file's CRI table whole, so runc is the built-in one; the plan writes that,
+    not the shadowed root's SystemdCgroup (tests/integration/role/test_role_containerd_16.py proves it on 1.6.20)."""
+    root = ('version = 2\nimports = ["/etc/containerd/conf.d/*.toml"]\n\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]\n'
+            '  runtime_type = "io.containerd.runc.v2"\n  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]\n'
+            '    SystemdCgroup = true\n')
+    registry = 'version = 2\n[plugins."io.containerd.grpc.v1.cri".registry.mirrors."docker.io"]\n  endpoint = ["https://m"]\n'
+    plan = plan_for(root, glob_matches={"/etc/containerd/conf.d/*.toml": ["/etc/containerd/conf.d/10-registry.toml"]},
+                    imported_texts={"/etc/containerd/conf.d/10-registry.toml": registry})
+    assert plan["errors"] == []
+    cri = tomllib.loads(files_of(plan)["/etc/containerd/conf.d/99-gpufleet.toml"])["plugins"]["io.containerd.grpc.v1.cri"]
+    assert cri["containerd"]["runtimes"]["runc"] == {"runtime_type": "io.containerd.runc.v2"}
+    assert cri["registry"]["mirrors"]["docker.io"]["endpoint"] == ["https://m"]

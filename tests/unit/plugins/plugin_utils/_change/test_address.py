@@ -1,0 +1,46 @@
+"""The socket a loaded configuration names, read from real `config dump` output of every release (issue 23 item 3)."""
+import subprocess
+
+import pytest
+from support.containerd_daemons import releases
+
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.address import (
+    DEFAULT_ADDRESS,
+    daemon_endpoints,
+    grpc_address,
+)
+
+ROOTS = {
+    2: 'version = 2\n[grpc]\n  address = "{sock}"\n',
+    3: 'version = 3\n[grpc]\n  address = "{sock}"\n',
+    4: 'version = 4\n[plugins."io.containerd.server.v1.grpc"]\n  address = "{sock}"\n',
+}
+
+
+def _dump(binary, config):
+    completed = subprocess.run([binary, "--config", str(config), "config", "dump"], capture_output=True, text=True,
+                               timeout=60, check=False, cwd="/")
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout
+
+
+@pytest.mark.parametrize("release", releases(), ids=str)
+def test_the_address_of_every_file_version_a_release_reads(release, tmp_path):
+    """1.x reads version 2; 2.2 versions 2-3; 2.3+ 2-4 (a version 3 [grpc] migrated to the v4 plugin table)."""
+    major, minor = (int(part) for part in release.name.split("."))
+    versions = [2] if major < 2 else [2, 3] if (major, minor) < (2, 3) else [2, 3, 4]
+    for version in versions:
+        sock = f"{tmp_path}/v{version}.sock"
+        (tmp_path / "config.toml").write_text(ROOTS[version].format(sock=sock))
+        assert grpc_address(_dump(release.binary, tmp_path / "config.toml")) == sock, (release, version)
+    (tmp_path / "config.toml").write_text(f"version = {versions[-1]}\n")
+    assert grpc_address(_dump(release.binary, tmp_path / "config.toml")) == DEFAULT_ADDRESS
+
+
+def test_the_inputs_win_and_the_rollback_waits_on_todays_address():
+    endpoints = daemon_endpoints(socket="", wait=[], current_dump_text='[grpc]\naddress = "/a.sock"\n',
+                                 candidate_dump_text='[plugins."io.containerd.server.v1.grpc"]\naddress = "/b.sock"\n')
+    assert endpoints == {"socket": "/b.sock", "wait_command": ["ctr", "--address", "/b.sock", "version"],
+                         "restored_socket": "/a.sock", "restored_wait_command": ["ctr", "--address", "/a.sock", "version"]}
+    given = daemon_endpoints(socket="/k3s.sock", wait=["true"], current_dump_text=None, candidate_dump_text="")
+    assert given["socket"] == given["restored_socket"] == "/k3s.sock" and given["wait_command"] == ["true"]
