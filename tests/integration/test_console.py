@@ -100,3 +100,67 @@ def test_default_callback_with_yaml_results_is_readable_too(tmp_path):
     assert re.search(r"^ +HOST +VERDICT +DEFAULT +MISSING / REASON$", output, re.MULTILINE), output
     for host in FAILED_HOSTS:
         assert printed_results(output, host), host
+
+
+def fleet_inventory(path, size):
+    """``size`` hosts, each playing one of the demo's nodes (its tree, its dump and, through runtime_gate_node_name,
+    its Node's labels) in turn, gpu-node-08 (unreachable) included."""
+    demo = yaml.safe_load((DEMO / "hosts.yml").read_text())
+    group = demo["all"]["children"]["gpu_nodes"]
+    played = sorted(group["hosts"])
+    hosts = {}
+    for index in range(size):
+        node = played[index % len(played)]
+        hosts[f"fleet-{index:04d}"] = {
+            **(group["hosts"][node] or {}),
+            "runtime_gate_node_name": node,
+            "runtime_gate_host_root": str(DEMO / "nodes" / node),
+            "runtime_gate_dump_file": str(DEMO / "nodes" / node / "config-dump.toml"),
+        }
+    variables = {key: value for key, value in group["vars"].items()
+                 if key not in ("runtime_gate_host_root", "runtime_gate_dump_file")}
+    localhost = dict(demo["all"]["hosts"]["localhost"], runtime_gate_runtimeclasses_file=str(DEMO / "cluster.yaml"))
+    path.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": localhost},
+                                            "children": {"gpu_nodes": {"vars": variables, "hosts": hosts}}}}))
+    return hosts, played
+
+
+def test_fleet_size_run_shows_failures_passing_hosts_as_a_count_and_a_short_recap(tmp_path):
+    """Above 20 hosts (30 here; the summary's lines at 200 and 1,000 hosts: reports/test_console_fleet_size.py)."""
+    hosts, _played = fleet_inventory(tmp_path / "fleet.yml", 30)
+    env = {key: value for key, value in os.environ.items() if key not in OUTPUT_SETTINGS}
+    env.update(ANSIBLE_CONFIG=str(REPO_ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
+    completed = subprocess.run(
+        [BIN / "ansible-playbook", "-i", str(tmp_path / "fleet.yml"), str(REPO_ROOT / "playbooks" / "crosscheck.yml")],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False, timeout=300,
+    )
+    assert completed.returncode == 2, completed.stdout + completed.stderr
+    lines = completed.stdout.splitlines()
+    passing = sorted(host for host, variables in hosts.items()
+                     if EXPECTED[variables["runtime_gate_node_name"]]["verdict"] == "OK")
+    failing = sorted(set(hosts) - set(passing))
+    assert len(passing) > 5 and failing
+
+    # the verdict task: each failure as at 8 hosts, the passing hosts as one line after them
+    ok_lines = [line for line in lines if line.startswith("ok: ") and "fleet-" in line and " -> " not in line]
+    assert len(ok_lines) == 1 and ok_lines[0].startswith(f"ok: {len(passing)} hosts passed ("), ok_lines
+    assert ok_lines[0].endswith(f"({', '.join(passing[:5])} and {len(passing) - 5} more)"), ok_lines
+    for host in failing:
+        assert len(printed_results(completed.stdout, host)) == 1, host
+
+    # the summary: failing hosts first, by cause, OK hosts as a count, the counts line just before the recap
+    start = lines.index(next(line for line in lines if line.startswith("TASK [Show the fleet summary]"))) + 1
+    recap = lines.index(next(line for line in lines if line.startswith("PLAY RECAP")))
+    summary = [line for line in lines[start:recap] if line]
+    assert summary[0].startswith(f"{len(failing)} of 30 hosts did not pass, by cause")
+    unknown = sum(EXPECTED[variables["runtime_gate_node_name"]]["verdict"] == "UNKNOWN" for variables in hosts.values())
+    assert summary[-1] == f"{len(passing)} OK, {len(failing) - unknown} MISSING, {unknown} UNKNOWN of 30 hosts"
+    rows = [line.split()[0] for line in summary if line.startswith("  fleet-")]
+    assert sorted(rows) == failing
+    assert any(line.startswith(f"OK ({len(passing)} hosts): ") for line in summary), summary
+
+    # the recap: the hosts that did not pass, then one line for the others (the passing hosts and localhost)
+    recap_lines = [line for line in lines[recap + 1:] if line]
+    assert [line.split()[0] for line in recap_lines[:-1]] == failing, recap_lines
+    assert recap_lines[-1].startswith(f"{len(passing) + 1} other hosts: failed=0 unreachable=0 ("), recap_lines
