@@ -18,8 +18,8 @@ description:
     (ansible-core 2.19 prints both); it is kept when it adds anything, such as a traceback or help text.
   - Skipped hosts are not listed by default (O(display_skipped_hosts)), and a play's banner is printed only
     once the play shows something, so a play whose tasks were all skipped leaves no trace before the recap.
-  - A host that C(gpufleet.runtime_gate.node_crosscheck) fails is shown as its C(msg) only (its MISSING or UNKNOWN
-    lines and the findings that explain them), below C(-vv).
+  - A host that C(gpufleet.runtime_gate.node_crosscheck) fails is shown as its MISSING or UNKNOWN lines and the
+    findings that explain them, below C(-vv) (its C(msg) is one line, for any other callback).
   - A C(run_once) C(debug) task whose C(msg) is a string or a list of strings (the fleet summary) prints it as it
     is, line by line, under the task banner.
   - Above 20 hosts (the fleet view), the hosts that C(gpufleet.runtime_gate.node_crosscheck) passes are one
@@ -71,6 +71,7 @@ from ansible.utils.color import colorize, hostcolor
 from ansible.plugins.callback import _AnsibleCallbackDumper
 from ansible.plugins.callback.default import CallbackModule as DefaultCallbackModule
 
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import explanation_lines
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summary import (
     FLEET_VIEW_ABOVE_HOSTS,
     OK_NAMES_SHOWN,
@@ -139,9 +140,13 @@ class CallbackModule(DefaultCallbackModule):
         self._drop_repeated_error(result.result)
         if result.task.resolved_action in _VERDICT_ACTIONS and isinstance(result.result.get("msg"), str) \
                 and self._display.verbosity < 2:
-            # The host's MISSING/UNKNOWN lines and findings are its msg; the rest of the verdict is for the
-            # registered result and the reports, not for the failure line (`-vv` shows it all).
-            message = result.result["msg"]
+            # The host's MISSING/UNKNOWN lines, then the findings that explain them, as the msg; the rest of the
+            # verdict is for the registered result and the reports, not for the failure (`-vv` shows it all).
+            lines = result.result.get("lines")
+            if isinstance(lines, list) and all(isinstance(line, str) for line in lines) and lines:
+                message = "\n".join(lines + explanation_lines(result.result))
+            else:
+                message = result.result["msg"]
             result.result.clear()
             result.result["msg"] = message
         super().v2_runner_on_failed(result, ignore_errors)

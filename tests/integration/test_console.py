@@ -1,6 +1,7 @@
 """What a user reads after `ansible-playbook -i inventory/demo/hosts.yml playbooks/crosscheck.yml` from the checkout
 (ansible.cfg selects the collection's console callback): each failure once with real line breaks, the summary as a
 plain table, and nothing after it but the recap."""
+import json
 import os
 import re
 import subprocess
@@ -92,14 +93,33 @@ def test_failed_hosts_still_fail_in_the_recap(console):
         assert (" failed=0 " in recap[host]) == (expected["verdict"] == "OK"), (host, recap[host])
 
 
-def test_default_callback_with_yaml_results_is_readable_too(tmp_path):
-    """What docs/console.md offers users who keep ansible-core's default callback."""
+@pytest.mark.parametrize("result_format", ["json", "yaml"])
+def test_default_callback_is_readable_by_itself(tmp_path, result_format):
+    """What an installed collection prints unless the console callback is selected (docs/console.md): ansible-core
+    2.19's default callback, with either result format. Each failure is one line, in the [ERROR] line and in the
+    result alike, and the summary is a list of lines."""
     output = crosscheck_output(tmp_path, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default",
-                               ANSIBLE_CALLBACK_RESULT_FORMAT="yaml")
+                               ANSIBLE_CALLBACK_RESULT_FORMAT=result_format)
     assert "\\n" not in output
-    assert re.search(r"^ +HOST +VERDICT +DEFAULT +MISSING / REASON$", output, re.MULTILINE), output
+    lines = output.splitlines()
+    verdicts = json.loads((tmp_path / "verdicts.json").read_text())["hosts"]
     for host in FAILED_HOSTS:
-        assert printed_results(output, host), host
+        (result,) = printed_results(output, host)
+        message = result["msg"]
+        assert "\n" not in message and message.startswith(("MISSING=", "UNKNOWN=")), message
+        assert message.split("; ")[0].split(" (")[0] == verdicts[host]["lines"][0], (message, verdicts[host]["lines"])
+        for handler, codes in verdicts[host]["missing_explained"].items():
+            assert f"MISSING={handler} ({', '.join(codes)})" in message, (handler, message)
+        # the [ERROR] line before the result says the same in one line, then where the task is
+        error = lines.index(f"[ERROR]: Task failed: Action failed: {message}")
+        assert lines[error + 1].startswith("Origin: "), lines[error:error + 3]
+    summaries = [result["msg"] for host in EXPECTED for result in printed_results(output, host, statuses=("ok",))
+                 if isinstance(result.get("msg"), list)]
+    assert len(summaries) == 1, output
+    (summary,) = summaries
+    assert re.fullmatch(r"HOST +VERDICT +DEFAULT +MISSING / REASON", summary[0]), summary
+    assert "2 OK, 5 MISSING, 1 UNKNOWN of 8 hosts" in summary
+    assert all("\n" not in line for line in summary)
 
 
 def fleet_inventory(path, size):

@@ -96,6 +96,21 @@ def explanation_lines(verdict):
     return lines + ["  " + line for line in finding_lines(verdict.get("findings") or [])]
 
 
+def failure_message(verdict):
+    """A failed host's one-line message: each ``MISSING=<handler>`` with the finding codes that explain it
+    (``MISSING=nvidia-cdi (NOT_CONFIGURED_ANYWHERE)``), or the UNKNOWN line; ``; `` between them.
+
+    One line, so that ansible-core's default callback shows it readably in its ``[ERROR]`` line and in JSON or YAML
+    results alike; the findings themselves are the result's ``findings`` (and explanation_lines renders them).
+    """
+    explained = verdict.get("missing_explained") or {}
+    return "; ".join(
+        f"{line} ({', '.join(explained[line.split('=', 1)[1]])})"
+        if line.startswith("MISSING=") and explained.get(line.split("=", 1)[1]) else line
+        for line in verdict["lines"]
+    ).replace("\n", " ")
+
+
 def _evidence_text(value):
     if isinstance(value, list):
         return "[" + ", ".join(str(item) for item in value) + "]"
