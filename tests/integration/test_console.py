@@ -21,14 +21,14 @@ OUTPUT_SETTINGS = ("ANSIBLE_STDOUT_CALLBACK", "ANSIBLE_CALLBACK_RESULT_FORMAT", 
 FAILED_HOSTS = [host for host, expected in EXPECTED.items() if expected["verdict"] != "OK"]
 
 
-def crosscheck_output(tmp_path, **env_extra):
+def crosscheck_output(tmp_path, *extra_args, **env_extra):
     # The output as ansible.cfg shapes it, whatever this shell exports.
     env = {key: value for key, value in os.environ.items() if key not in OUTPUT_SETTINGS}
     env.update(ANSIBLE_CONFIG=str(REPO_ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"), **env_extra)
     completed = subprocess.run(
         [BIN / "ansible-playbook", "-i", str(DEMO / "hosts.yml"), str(REPO_ROOT / "playbooks" / "crosscheck.yml"),
-         "-e", f"runtime_gate_verdicts_file={tmp_path / 'verdicts.json'}"],
+         "-e", f"runtime_gate_verdicts_file={tmp_path / 'verdicts.json'}", *extra_args],
         cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False, timeout=300,
     )
     assert completed.returncode == 2, completed.stdout + completed.stderr
@@ -85,6 +85,15 @@ def test_summary_is_a_plain_table_and_ends_the_output(console):
     # Nothing between the table and the recap: no task banner, no play banner, no skipped or ok host.
     assert not [line for line in table if re.match(r"(TASK|PLAY) \[|(skipping|ok|changed|fatal|failed): ", line)], table
     assert lines[header - 1].startswith("TASK [Show the fleet summary]"), lines[header - 2:header + 1]
+
+
+def test_overhead_warnings_name_only_the_judged_nodes(console, tmp_path):
+    """The demo's bigmem-canary pod does not fit gpu-node-07 with its overhead: a run limited to other nodes leaves
+    the warning out (issue 25 item 4)."""
+    assert "WARNING POD_DOES_NOT_FIT_WITH_OVERHEAD [gpu-node-07]" in console
+    limited = crosscheck_output(tmp_path, "-l", "localhost,gpu-node-02,gpu-node-03,gpu-node-05")
+    assert "0 OK, 3 MISSING, 0 UNKNOWN of 3 hosts" in limited, limited
+    assert "gpu-node-07" not in limited and "Overhead warnings" not in limited, limited
 
 
 def test_failed_hosts_still_fail_in_the_recap(console):

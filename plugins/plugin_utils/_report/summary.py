@@ -207,7 +207,8 @@ def fleet_view(verdicts, cluster_result):
     return {
         "cluster": source,
         "fleet_findings": fleet_findings(verdict_list, cluster_result),
-        "overhead_findings": overhead_findings(cluster_result),
+        # Only the nodes this run judged (a run limited by -l names no other node).
+        "overhead_findings": overhead_findings(cluster_result, {verdict.get("node") or host for host, verdict in verdicts.items()}),
         "runtimeclasses": runtimeclasses,
     }
 
