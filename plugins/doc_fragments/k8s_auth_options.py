@@ -7,7 +7,7 @@ options:
   kubeconfig:
     description:
       - Path to a kubeconfig file.
-      - A kubeconfig given as a dictionary (which C(kubernetes.core) accepts) is refused: write it to a file and give
+      - A kubeconfig given as a dictionary (which C(kubernetes.core) accepts) is refused; write it to a file and give
         its path.
       - Without O(host) plus O(api_key) (or plus O(client_cert) and O(client_key)), the connection is
         taken from this file; with neither O(kubeconfig) nor O(context) set, the in-cluster service
@@ -78,19 +78,19 @@ options:
     type: bool
   proxy_headers:
     description:
-      - Accepted for a C(module_defaults) block shared with C(kubernetes.core), but refused when set: put the proxy's
+      - Accepted for a C(module_defaults) block shared with C(kubernetes.core), but refused when set; put the proxy's
         C(user:password) in O(proxy) instead.
     type: dict
   impersonate_user:
     description:
-      - Accepted for a C(module_defaults) block shared with C(kubernetes.core), but refused when set: give that
+      - Accepted for a C(module_defaults) block shared with C(kubernetes.core), but refused when set; give that
         identity's own credentials (O(api_key), or a kubeconfig context) instead.
       - Can also be set with the E(K8S_AUTH_IMPERSONATE_USER) environment variable.
     type: str
   impersonate_groups:
     description:
       - Accepted for a C(module_defaults) block shared with C(kubernetes.core), but refused when set (a non-empty
-        list): give the credentials of an identity in those groups instead.
+        list); give the credentials of an identity in those groups instead.
       - Can also be set with the E(K8S_AUTH_IMPERSONATE_GROUPS) environment variable (C(Group1,Group2)).
     type: list
     elements: str
