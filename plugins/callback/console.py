@@ -207,12 +207,10 @@ class CallbackModule(DefaultCallbackModule):
             ("ok", "ok", C.COLOR_OK), ("changed", "changed", C.COLOR_CHANGED),
             ("unreachable", "unreachable", C.COLOR_UNREACHABLE), ("failed", "failures", C.COLOR_ERROR),
             ("skipped", "skipped", C.COLOR_SKIP), ("rescued", "rescued", C.COLOR_OK), ("ignored", "ignored", C.COLOR_WARN))]
-        self._display.display("%s : %s" % (hostcolor(host, summary), " ".join(colorize(name, count, color)
-                                                                            for name, count, color in counts)),
-                              screen_only=True)
-        self._display.display("%s : %s" % (hostcolor(host, summary, False), " ".join(colorize(name, count, None)
-                                                                                   for name, count, _color in counts)),
-                              log_only=True)
+        on_screen = " ".join(colorize(name, count, color) for name, count, color in counts)
+        in_log = " ".join(colorize(name, count, None) for name, count, _color in counts)
+        self._display.display(f"{hostcolor(host, summary)} : {on_screen}", screen_only=True)
+        self._display.display(f"{hostcolor(host, summary, False)} : {in_log}", log_only=True)
 
     def _count_judged(self, result):
         """True for a result of the verdict task (counted as one judged host, its OK held until the task ends)."""

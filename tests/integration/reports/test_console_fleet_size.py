@@ -36,9 +36,9 @@ def test_fleet_view_shows_failing_hosts_by_cause_first_and_the_counts_last(size)
 
     # the counts line last, right after the lines passed through
     assert lines[-len(EXTRA) - 1:-1] == EXTRA
-    assert COUNTS.fullmatch(lines[-1]).groups() == (str(len(passing)), str(sum(
-        verdicts[host]["status"] == "MISSING" for host in failing)), str(sum(
-        verdicts[host]["status"] == "UNKNOWN" for host in failing)), str(size))
+    missing = sum(verdicts[host]["status"] == "MISSING" for host in failing)
+    unknown = sum(verdicts[host]["status"] == "UNKNOWN" for host in failing)
+    assert COUNTS.fullmatch(lines[-1]).groups() == (str(len(passing)), str(missing), str(unknown), str(size))
     assert lines[0] == f"{len(failing)} of {size} hosts did not pass, by cause (every host: the reports and the verdicts file):"
 
     # each failing host once, as a table row under its group's header; MISSING groups first, largest first
