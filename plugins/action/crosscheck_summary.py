@@ -19,7 +19,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summ
     collect_verdicts,
     fleet_lines,
     fleet_view,
-    summary_table,
+    summary_lines,
     verdict_counts,
     write_verdicts_file,
 )
@@ -45,7 +45,7 @@ class ActionModule(ActionBase):
         if cluster_result is None and args["cluster_result_var"]:
             cluster_result = stored_cluster_result(task_vars, args["cluster_result_var"])
         fleet = fleet_view(verdicts, cluster_result)
-        table_lines = summary_table(verdicts) + role_lines + fleet_lines(fleet)
+        extra_lines = role_lines + fleet_lines(fleet)
         try:
             if args["verdicts_file"]:
                 write_verdicts_file(args["verdicts_file"], verdicts)
@@ -56,7 +56,7 @@ class ActionModule(ActionBase):
                     inventory_sources=task_vars.get("ansible_inventory_sources") or [],
                 )
                 result["changed_hosts"] = report["changed_hosts"]
-                table_lines.extend(report_lines(report, result["report_paths"]))
+                extra_lines.extend(report_lines(report, result["report_paths"]))
         except RuntimeGateError as error:
             raise AnsibleActionFail(str(error)) from None
         result.update(
@@ -67,6 +67,6 @@ class ActionModule(ActionBase):
             fleet_findings=fleet["fleet_findings"],
             overhead_findings=fleet["overhead_findings"],
             runtimeclasses=fleet["runtimeclasses"],
-            table_lines=table_lines,
+            table_lines=summary_lines(verdicts, extra_lines),
         )
         return result

@@ -19,7 +19,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.repor
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summary import (
     fleet_lines,
     fleet_view,
-    summary_table,
+    summary_lines,
     verdict_counts,
     write_verdicts_file,
 )
@@ -63,6 +63,6 @@ class ActionModule(ActionBase):
             overhead_findings=fleet["overhead_findings"],
             report_paths=report_paths,
             changed_hosts=report["changed_hosts"],
-            table_lines=summary_table(verdicts) + fleet_lines(fleet) + report_lines(report, report_paths),
+            table_lines=summary_lines(verdicts, fleet_lines(fleet) + report_lines(report, report_paths)),
         )
         return result

@@ -7,11 +7,13 @@ options:
   kubeconfig:
     description:
       - Path to a kubeconfig file.
+      - A kubeconfig given as a dictionary (which C(kubernetes.core) accepts) is refused; write it to a file and give
+        its path.
       - Without O(host) plus O(api_key) (or plus O(client_cert) and O(client_key)), the connection is
         taken from this file; with neither O(kubeconfig) nor O(context) set, the in-cluster service
         account is tried first, then C($KUBECONFIG) or C(~/.kube/config).
       - Can also be set with the E(K8S_AUTH_KUBECONFIG) environment variable.
-    type: path
+    type: raw
   context:
     description:
       - The kubeconfig context to use instead of its C(current-context).
@@ -62,6 +64,36 @@ options:
       - E(HTTPS_PROXY) is not read; set this option or E(K8S_AUTH_PROXY).
       - It may carry C(user:password@); like O(api_key) it is never shown in task output, also at C(-vvv).
     type: str
+  no_proxy:
+    description:
+      - Comma-separated hosts, domains, IP addresses or CIDRs reached without O(proxy), as in C(kubernetes.core).
+      - E(NO_PROXY) is not read; set this option or E(K8S_AUTH_NO_PROXY).
+    type: str
+  persist_config:
+    description:
+      - Accepted for a C(module_defaults) block shared with C(kubernetes.core). V(false) (or unset) is what this
+        collection always does, never writing refreshed tokens back to the kubeconfig; V(true) is refused with a
+        message saying what to do instead.
+      - Can also be set with the E(K8S_AUTH_PERSIST_CONFIG) environment variable.
+    type: bool
+  proxy_headers:
+    description:
+      - Accepted for a C(module_defaults) block shared with C(kubernetes.core), but refused when set; put the proxy's
+        C(user:password) in O(proxy) instead.
+    type: dict
+  impersonate_user:
+    description:
+      - Accepted for a C(module_defaults) block shared with C(kubernetes.core), but refused when set; give that
+        identity's own credentials (O(api_key), or a kubeconfig context) instead.
+      - Can also be set with the E(K8S_AUTH_IMPERSONATE_USER) environment variable.
+    type: str
+  impersonate_groups:
+    description:
+      - Accepted for a C(module_defaults) block shared with C(kubernetes.core), but refused when set (a non-empty
+        list); give the credentials of an identity in those groups instead.
+      - Can also be set with the E(K8S_AUTH_IMPERSONATE_GROUPS) environment variable (C(Group1,Group2)).
+    type: list
+    elements: str
 notes:
   - The options follow the names of the C(kubernetes.core) collection's C(k8s_auth_options), so one
     C(module_defaults) block for C(group/gpufleet.runtime_gate.k8s) carries them to every module of the group.

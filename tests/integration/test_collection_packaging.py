@@ -1,7 +1,8 @@
 """The collection builds, installs offline, and every module's documentation renders.
 
 The installed tarball is what users get: ansible-builder's introspection (what a user's execution environment
-installs with the collection) reads its meta/execution-environment.yml, and must find our runtime libraries only.
+installs with the collection) reads its requirements.txt and bindep.txt (it ships no meta/execution-environment.yml),
+and must find our runtime libraries only.
 """
 import json
 import subprocess
@@ -42,6 +43,16 @@ def test_build_produces_an_installable_artifact(tmp_path):
     listing = subprocess.run(["tar", "-tzf", str(tarball)], capture_output=True, text=True, check=True).stdout.split()
     assert "plugins/modules/containerd_facts.py" in listing and "playbooks/crosscheck.yml" in listing
     assert not any(name.startswith((".venv", ".collections", "out/")) for name in listing)
+    # what runs and what documents it; none of the checkout's tests, tools, benchmarks or build files (galaxy.yml)
+    assert {"bin/rc-crosscheck", "meta/runtime.yml", "requirements.txt", "bindep.txt", "README.md", "docs/usage.md",
+            "roles/containerd_runtimes/tasks/main.yml", "tests/sanity/ignore-2.19.txt"} <= set(listing)
+    developer_only = ("tests/integration", "tests/unit", "tests/fuzz", "tests/support", "tests/fixtures", "tests/conftest.py",
+                      "tools", "benchmarks", "Makefile", "pytest.ini", "requirements-test.txt", "ansible.cfg", ".ansible-lint")
+    shipped = [name for name in listing if name.rstrip("/") in developer_only or name.startswith(
+        tuple(f"{prefix}/" for prefix in developer_only))]
+    assert shipped == [], shipped[:20]
+    assert [name for name in listing if name.startswith("tests/") and not name.rstrip("/") in ("tests", "tests/sanity")] == [
+        "tests/sanity/ignore-2.19.txt"]
 
     installed = subprocess.run(
         [BIN / "ansible-galaxy", "collection", "install", "--force", str(tarball), "-p", str(tmp_path / "collections")],

@@ -1,6 +1,7 @@
 """What a user reads after `ansible-playbook -i inventory/demo/hosts.yml playbooks/crosscheck.yml` from the checkout
 (ansible.cfg selects the collection's console callback): each failure once with real line breaks, the summary as a
 plain table, and nothing after it but the recap."""
+import json
 import os
 import re
 import subprocess
@@ -20,14 +21,14 @@ OUTPUT_SETTINGS = ("ANSIBLE_STDOUT_CALLBACK", "ANSIBLE_CALLBACK_RESULT_FORMAT", 
 FAILED_HOSTS = [host for host, expected in EXPECTED.items() if expected["verdict"] != "OK"]
 
 
-def crosscheck_output(tmp_path, **env_extra):
+def crosscheck_output(tmp_path, *extra_args, **env_extra):
     # The output as ansible.cfg shapes it, whatever this shell exports.
     env = {key: value for key, value in os.environ.items() if key not in OUTPUT_SETTINGS}
     env.update(ANSIBLE_CONFIG=str(REPO_ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"), **env_extra)
     completed = subprocess.run(
         [BIN / "ansible-playbook", "-i", str(DEMO / "hosts.yml"), str(REPO_ROOT / "playbooks" / "crosscheck.yml"),
-         "-e", f"runtime_gate_verdicts_file={tmp_path / 'verdicts.json'}"],
+         "-e", f"runtime_gate_verdicts_file={tmp_path / 'verdicts.json'}", *extra_args],
         cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False, timeout=300,
     )
     assert completed.returncode == 2, completed.stdout + completed.stderr
@@ -86,17 +87,109 @@ def test_summary_is_a_plain_table_and_ends_the_output(console):
     assert lines[header - 1].startswith("TASK [Show the fleet summary]"), lines[header - 2:header + 1]
 
 
+def test_overhead_warnings_name_only_the_judged_nodes(console, tmp_path):
+    """The demo's bigmem-canary pod does not fit gpu-node-07 with its overhead: a run limited to other nodes leaves
+    the warning out (issue 25 item 4)."""
+    assert "WARNING POD_DOES_NOT_FIT_WITH_OVERHEAD [gpu-node-07]" in console
+    limited = crosscheck_output(tmp_path, "-l", "localhost,gpu-node-02,gpu-node-03,gpu-node-05")
+    assert "0 OK, 3 MISSING, 0 UNKNOWN of 3 hosts" in limited, limited
+    assert "gpu-node-07" not in limited and "Overhead warnings" not in limited, limited
+
+
 def test_failed_hosts_still_fail_in_the_recap(console):
     recap = dict(re.findall(r"^(\S+)\s+: (ok=.*)$", console, re.MULTILINE))
     for host, expected in EXPECTED.items():
         assert (" failed=0 " in recap[host]) == (expected["verdict"] == "OK"), (host, recap[host])
 
 
-def test_default_callback_with_yaml_results_is_readable_too(tmp_path):
-    """What docs/console.md offers users who keep ansible-core's default callback."""
+@pytest.mark.parametrize("result_format", ["json", "yaml"])
+def test_default_callback_is_readable_by_itself(tmp_path, result_format):
+    """What an installed collection prints unless the console callback is selected (docs/console.md): ansible-core
+    2.19's default callback, with either result format. Each failure is one line, in the [ERROR] line and in the
+    result alike, and the summary is a list of lines."""
     output = crosscheck_output(tmp_path, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default",
-                               ANSIBLE_CALLBACK_RESULT_FORMAT="yaml")
+                               ANSIBLE_CALLBACK_RESULT_FORMAT=result_format)
     assert "\\n" not in output
-    assert re.search(r"^ +HOST +VERDICT +DEFAULT +MISSING / REASON$", output, re.MULTILINE), output
+    lines = output.splitlines()
+    verdicts = json.loads((tmp_path / "verdicts.json").read_text())["hosts"]
     for host in FAILED_HOSTS:
-        assert printed_results(output, host), host
+        (result,) = printed_results(output, host)
+        message = result["msg"]
+        assert "\n" not in message and message.startswith(("MISSING=", "UNKNOWN=")), message
+        assert message.split("; ")[0].split(" (")[0] == verdicts[host]["lines"][0], (message, verdicts[host]["lines"])
+        for handler, codes in verdicts[host]["missing_explained"].items():
+            assert f"MISSING={handler} ({', '.join(codes)})" in message, (handler, message)
+        # the [ERROR] line before the result says the same in one line, then where the task is
+        error = lines.index(f"[ERROR]: Task failed: Action failed: {message}")
+        assert lines[error + 1].startswith("Origin: "), lines[error:error + 3]
+    summaries = [result["msg"] for host in EXPECTED for result in printed_results(output, host, statuses=("ok",))
+                 if isinstance(result.get("msg"), list)]
+    assert len(summaries) == 1, output
+    (summary,) = summaries
+    assert re.fullmatch(r"HOST +VERDICT +DEFAULT +MISSING / REASON", summary[0]), summary
+    assert "2 OK, 5 MISSING, 1 UNKNOWN of 8 hosts" in summary
+    assert all("\n" not in line for line in summary)
+
+
+def fleet_inventory(path, size):
+    """``size`` hosts, each playing one of the demo's nodes (its tree, its dump and, through runtime_gate_node_name,
+    its Node's labels) in turn, gpu-node-08 (unreachable) included."""
+    demo = yaml.safe_load((DEMO / "hosts.yml").read_text())
+    group = demo["all"]["children"]["gpu_nodes"]
+    played = sorted(group["hosts"])
+    hosts = {}
+    for index in range(size):
+        node = played[index % len(played)]
+        hosts[f"fleet-{index:04d}"] = {
+            **(group["hosts"][node] or {}),
+            "runtime_gate_node_name": node,
+            "runtime_gate_host_root": str(DEMO / "nodes" / node),
+            "runtime_gate_dump_file": str(DEMO / "nodes" / node / "config-dump.toml"),
+        }
+    variables = {key: value for key, value in group["vars"].items()
+                 if key not in ("runtime_gate_host_root", "runtime_gate_dump_file")}
+    localhost = dict(demo["all"]["hosts"]["localhost"], runtime_gate_runtimeclasses_file=str(DEMO / "cluster.yaml"))
+    path.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": localhost},
+                                            "children": {"gpu_nodes": {"vars": variables, "hosts": hosts}}}}))
+    return hosts, played
+
+
+def test_fleet_size_run_shows_failures_passing_hosts_as_a_count_and_a_short_recap(tmp_path):
+    """Above 20 hosts (30 here; the summary's lines at 200 and 1,000 hosts: reports/test_console_fleet_size.py)."""
+    hosts, _played = fleet_inventory(tmp_path / "fleet.yml", 30)
+    env = {key: value for key, value in os.environ.items() if key not in OUTPUT_SETTINGS}
+    env.update(ANSIBLE_CONFIG=str(REPO_ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
+    completed = subprocess.run(
+        [BIN / "ansible-playbook", "-i", str(tmp_path / "fleet.yml"), str(REPO_ROOT / "playbooks" / "crosscheck.yml")],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False, timeout=300,
+    )
+    assert completed.returncode == 2, completed.stdout + completed.stderr
+    lines = completed.stdout.splitlines()
+    passing = sorted(host for host, variables in hosts.items()
+                     if EXPECTED[variables["runtime_gate_node_name"]]["verdict"] == "OK")
+    failing = sorted(set(hosts) - set(passing))
+    assert len(passing) > 5 and failing
+
+    # the verdict task: each failure as at 8 hosts, the passing hosts as one line after them
+    ok_lines = [line for line in lines if line.startswith("ok: ") and "fleet-" in line and " -> " not in line]
+    assert len(ok_lines) == 1 and ok_lines[0].startswith(f"ok: {len(passing)} hosts passed ("), ok_lines
+    assert ok_lines[0].endswith(f"({', '.join(passing[:5])} and {len(passing) - 5} more)"), ok_lines
+    for host in failing:
+        assert len(printed_results(completed.stdout, host)) == 1, host
+
+    # the summary: failing hosts first, by cause, OK hosts as a count, the counts line just before the recap
+    start = lines.index(next(line for line in lines if line.startswith("TASK [Show the fleet summary]"))) + 1
+    recap = lines.index(next(line for line in lines if line.startswith("PLAY RECAP")))
+    summary = [line for line in lines[start:recap] if line]
+    assert summary[0].startswith(f"{len(failing)} of 30 hosts did not pass, by cause")
+    unknown = sum(EXPECTED[variables["runtime_gate_node_name"]]["verdict"] == "UNKNOWN" for variables in hosts.values())
+    assert summary[-1] == f"{len(passing)} OK, {len(failing) - unknown} MISSING, {unknown} UNKNOWN of 30 hosts"
+    rows = [line.split()[0] for line in summary if line.startswith("  fleet-")]
+    assert sorted(rows) == failing
+    assert any(line.startswith(f"OK ({len(passing)} hosts): ") for line in summary), summary
+
+    # the recap: the hosts that did not pass, then one line for the others (the passing hosts and localhost)
+    recap_lines = [line for line in lines[recap + 1:] if line]
+    assert [line.split()[0] for line in recap_lines[:-1]] == failing, recap_lines
+    assert recap_lines[-1].startswith(f"{len(passing) + 1} other hosts: failed=0 unreachable=0 ("), recap_lines

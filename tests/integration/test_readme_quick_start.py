@@ -3,6 +3,7 @@ through the checkout's ansible.cfg and .collections symlink, and the same FQCN f
 directory of the user's own, with the collection found on ANSIBLE_COLLECTIONS_PATH.
 """
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -40,6 +41,10 @@ def test_the_fqcn_playbook_runs_from_the_checkout_root():
     assert completed.returncode == 2, output[-4000:]  # the demo fleet is broken on purpose: README, Exit codes
     assert DEMO_SUMMARY in completed.stdout, output[-4000:]
     assert "does not exist" not in output, output[-4000:]
+    # as README.md and docs/console.md show it: the console callback, each MISSING line alone, the table's header
+    assert re.search(r"^ +MISSING=nvidia-cdi$", completed.stdout, re.MULTILINE), output[-4000:]
+    assert re.search(r"^ +nvidia-cdi: NOT_CONFIGURED_ANYWHERE$", completed.stdout, re.MULTILINE), output[-4000:]
+    assert "\nHOST         VERDICT  DEFAULT  MISSING / REASON\n" in completed.stdout, output[-4000:]
 
 
 def test_the_fqcn_playbook_runs_from_an_installed_collection(tmp_path):
@@ -57,5 +62,9 @@ def test_the_fqcn_playbook_runs_from_an_installed_collection(tmp_path):
     output = completed.stdout + completed.stderr
     assert completed.returncode == 2, output[-4000:]
     assert DEMO_SUMMARY in completed.stdout, output[-4000:]
+    # ansible-core's default callback (no ansible.cfg here): each failure one line, the summary a list of lines
+    assert "\\n" not in completed.stdout, completed.stdout[-4000:]
+    assert "[ERROR]: Task failed: Action failed: MISSING=nvidia-cdi (NOT_CONFIGURED_ANYWHERE)\n" in completed.stdout
+    assert f'"{DEMO_SUMMARY}",' in completed.stdout, completed.stdout[-4000:]
     # The playbook that ran is the installed copy, not the checkout's.
     assert not (workdir / "ansible.cfg").exists() and str(REPO_ROOT) not in completed.stdout.replace(str(tmp_path), "")

@@ -40,7 +40,7 @@ def test_readme_example_from_the_checkout_root(tmp_path):
     verdicts = os.path.relpath(tmp_path / "verdicts.json", REPO_ROOT)
     reports = os.path.relpath(tmp_path / "reports", REPO_ROOT)
     assert not os.path.isabs(verdicts) and not os.path.isabs(reports)
-    completed = ansible_playbook(REPO_ROOT, "playbooks/crosscheck.yml", "-i", "inventory/demo/hosts.yml",
+    completed = ansible_playbook(REPO_ROOT, "gpufleet.runtime_gate.crosscheck", "-i", "inventory/demo/hosts.yml",
                                  "-e", "runtime_gate_runtimeclasses_file=inventory/demo/cluster.yaml",
                                  "-e", f"runtime_gate_verdicts_file={verdicts}", "-e", f"runtime_gate_report_dir={reports}")
     assert_demo_verdicts(completed, tmp_path / "verdicts.json", tmp_path / "reports")

@@ -61,4 +61,13 @@ def test_the_readme_names_the_tested_release():
     requirements = readme.split("## Requirements", 1)[1].split("\n## ", 1)[0]
     assert f"ansible-core {tested}" in requirements, requirements
     assert re.search(rf"tests run ansible-core {re.escape(tested)}\b", requirements), requirements
-    assert str(requires_ansible()).replace(">=", "") in requirements, requirements
+    declared = yaml.safe_load((REPO_ROOT / "meta" / "runtime.yml").read_text())["requires_ansible"]
+    assert f'requires_ansible: "{declared}"' in requirements, requirements
+
+
+def test_requires_ansible_declares_only_the_tested_releases():
+    """No release the tests never run is declared (issue 25 item 7): requires_ansible stops where the pin stops."""
+    declared, pinned = requires_ansible(), pinned_ansible_core()
+    assert any(spec.operator == "<" for spec in declared), str(declared)
+    for candidate in ("2.19.0", "2.19.14", "2.19.99", "2.20.0", "2.21.0", "2.18.9"):
+        assert (Version(candidate) in declared) == (Version(candidate) in pinned), (candidate, str(declared), str(pinned))

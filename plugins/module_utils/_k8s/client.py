@@ -70,7 +70,7 @@ def build_api_client(options):
         configuration.api_key = {"authorization": f"Bearer {auth['api_key']}"}
         configuration.refresh_api_key_hook = None
     for option, attribute in (("ca_cert", "ssl_ca_cert"), ("client_cert", "cert_file"), ("client_key", "key_file"),
-                              ("proxy", "proxy")):
+                              ("proxy", "proxy"), ("no_proxy", "no_proxy")):
         if auth[option] is not None:
             setattr(configuration, attribute, auth[option])
     configuration.verify_ssl = auth["validate_certs"] is not False

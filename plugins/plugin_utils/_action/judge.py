@@ -4,7 +4,7 @@
 only shapes the task result."""
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.host_variables import stored_host_variables
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import explanation_lines
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import failure_message
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_gathered, passed
 
 
@@ -22,9 +22,10 @@ def judged_result(judge_args, fail_on_verdict):
     ``failed`` when the verdict is not OK and ``fail_on_verdict``."""
     verdict = judge_gathered(**judge_args)
     result = dict(verdict, changed=False, passed=passed(verdict))
-    # A failed host's message carries its findings under the MISSING lines, so the playbook shows why
-    # without any playbook logic; `lines` stays the bare seed contract.
-    result["msg"] = "\n".join(verdict["lines"] + ([] if result["passed"] else explanation_lines(verdict)))
+    # One line that says what is missing and the codes of the findings that explain it (failure_message): any
+    # stdout callback shows it readably; the console callback prints the findings under it (explanation_lines).
+    # `lines` stays the bare seed contract.
+    result["msg"] = "\n".join(verdict["lines"]) if result["passed"] else failure_message(verdict)
     if fail_on_verdict and not result["passed"]:
         result["failed"] = True
     return result

@@ -26,6 +26,12 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary 
 NOT_CONFIGURED_ANYWHERE = "NOT_CONFIGURED_ANYWHERE"
 
 FLEET_CODES = codes_of("fleet")
+# Findings that explain every missing handler because containerd, or its CRI plugin as a whole, fails to load. They
+# are not why a handler no file mentions is missing: fixed, it would still be configured nowhere.
+WHOLE_NODE_FAILURES = frozenset((
+    "CRI_PLUGIN_FAILS", "CRI_TABLE_REPLACED", "CRI_UNAVAILABLE", "DEFAULT_RUNTIME_UNDEFINED", "MIXED_CONFIG_VERSIONS",
+    "V3_CONFIG_ON_1X",
+))
 
 
 def host_findings(facts, verdict, cluster=None):
@@ -67,8 +73,9 @@ def host_explanation(facts, verdict, cluster=None):
     for handler in verdict.get("missing_handlers") or []:
         # Only errors explain a missing handler: a warning names a handler at risk, not one that is gone.
         codes = sorted({finding["code"] for finding in findings if finding["severity"] == ERROR and handler in finding["handlers"]})
-        if not codes and files_known and handler not in mentioned:
-            codes = [NOT_CONFIGURED_ANYWHERE]
+        if files_known and handler not in mentioned:
+            # No file the node showed, nor the dump, defines it: that comes first, whatever else fails on the node.
+            codes = [code for code in codes if code not in WHOLE_NODE_FAILURES] or [NOT_CONFIGURED_ANYWHERE]
         explained[handler] = codes
     return findings, explained
 
@@ -94,6 +101,21 @@ def explanation_lines(verdict):
         for handler, codes in (verdict.get("missing_explained") or {}).items()
     ]
     return lines + ["  " + line for line in finding_lines(verdict.get("findings") or [])]
+
+
+def failure_message(verdict):
+    """A failed host's one-line message: each ``MISSING=<handler>`` with the finding codes that explain it
+    (``MISSING=nvidia-cdi (NOT_CONFIGURED_ANYWHERE)``), or the UNKNOWN line; ``; `` between them.
+
+    One line, so that ansible-core's default callback shows it readably in its ``[ERROR]`` line and in JSON or YAML
+    results alike; the findings themselves are the result's ``findings`` (and explanation_lines renders them).
+    """
+    explained = verdict.get("missing_explained") or {}
+    return "; ".join(
+        f"{line} ({', '.join(explained[line.split('=', 1)[1]])})"
+        if line.startswith("MISSING=") and explained.get(line.split("=", 1)[1]) else line
+        for line in verdict["lines"]
+    ).replace("\n", " ")
 
 
 def _evidence_text(value):

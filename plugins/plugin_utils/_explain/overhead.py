@@ -28,9 +28,12 @@ UNKNOWN_CODE = "OVERHEAD_FIT_UNKNOWN"
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
-def overhead_findings(cluster):
+def overhead_findings(cluster, judged_nodes=None):
     """Findings for classes whose overhead alone outgrows a node, then for pods that do not fit with it.
 
+    ``judged_nodes``: the names of the nodes the run covers (``-l``); findings about any other node are left out
+    (a pending pod is still weighed against every node it may go to: one that fits anywhere is no finding). None:
+    every node. Findings about no node (an unreadable class overhead) are always kept.
     Ordered by node, then code, then subject, so two runs over the same cluster compare equal.
     """
     cluster = cluster or {}
@@ -48,6 +51,9 @@ def overhead_findings(cluster):
         findings.extend(_class_findings(runtimeclass, nodes, allocatable_by_node))
     for pod in cluster.get("pods") or ():
         findings.extend(_pod_findings(pod, runtimeclasses, nodes, allocatable_by_node))
+    if judged_nodes is not None:
+        judged_nodes = set(judged_nodes)
+        findings = [finding for finding in findings if finding["host"] is None or finding["host"] in judged_nodes]
     return sorted(findings, key=lambda f: (f["host"] or "", f["code"], f["message"]))
 
 

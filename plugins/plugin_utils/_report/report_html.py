@@ -50,6 +50,7 @@ table { border-collapse: collapse; } th, td { border: 1px solid #d0d7de; padding
 .none { background: #f6f8fa; color: #59636e; } .unknown { background: #fff1b8; color: #7a4a00; font-weight: bold; }
 .warn { background: #fff1b8; color: #7a4a00; }
 .badge, .name, code, summary { white-space: nowrap; } .wrap { white-space: normal; } .badge { padding: 0 .3em; border-radius: 3px; }
+summary, summary code, #runtimeclasses td code { white-space: normal; overflow-wrap: anywhere; }
 .sym { font-size: 1.1em; } .legend .badge { border: 1px solid #d0d7de; margin-right: .5em; }
 .finding { margin: .3em 0; padding: .2em .6em; border-left: 4px solid #d0d7de; list-style: none; }
 .finding.bad { border-left-color: #a40e26; font-weight: normal; } .finding.warn { border-left-color: #bf8700; }

@@ -11,6 +11,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.ove
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import unknown
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import (
     LEGACY_STATUS_KEY,
+    OK,
     STATUS_KEY,
     UNKNOWN,
     VERDICTS,
@@ -80,19 +81,93 @@ def verdict_counts(verdicts):
 
 
 def summary_table(verdicts):
-    """Fixed-width lines: host, verdict, missing handlers (or the UNKNOWN reason), default runtime."""
-    rows = [("HOST", "VERDICT", "DEFAULT", "MISSING / REASON")]
-    for host, verdict in verdicts.items():
-        status = status_of(verdict)
-        detail = ",".join(verdict["missing_handlers"] or []) if status != UNKNOWN else verdict["reason"]
-        rows.append((host, status, verdict["default_runtime"] or "-", detail or "-"))
+    """Fixed-width lines: host, verdict, missing handlers (or the UNKNOWN reason), default runtime; the counts last."""
+    rows = [("HOST", "VERDICT", "DEFAULT", "MISSING / REASON")] + [_table_row(host, verdict) for host, verdict in verdicts.items()]
     widths = [max(len(row[column]) for row in rows) for column in range(3)]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True)) + "  " + row[3] for row in rows
-    ]
-    counts = verdict_counts(verdicts)
-    lines.append(", ".join(f"{counts[verdict]} {verdict}" for verdict in VERDICTS) + f" of {len(verdicts)} hosts")
+    return [_aligned(row, widths) for row in rows] + [counts_line(verdicts)]
+
+
+# Above this many hosts the terminal gets the fleet view (fleet_summary_lines); at or below it, the whole table.
+FLEET_VIEW_ABOVE_HOSTS = 20
+# OK hosts named in the fleet view's OK line; the rest are a count (every host is in the reports).
+OK_NAMES_SHOWN = 5
+
+
+def summary_lines(verdicts, extra_lines=()):
+    """What the terminal shows of a run: the table, then ``extra_lines`` (rollout notes, fleet findings, report paths).
+
+    Up to FLEET_VIEW_ABOVE_HOSTS hosts: every host's row and the counts line, then ``extra_lines``. Above it, the
+    fleet view: the hosts that did not pass grouped by cause, the OK hosts as one line, ``extra_lines``, and the
+    counts line last, so a run over 1,000 hosts ends with its counts, not with 1,000 rows.
+    """
+    if len(verdicts) <= FLEET_VIEW_ABOVE_HOSTS:
+        return summary_table(verdicts) + list(extra_lines)
+    return fleet_summary_lines(verdicts) + list(extra_lines) + [counts_line(verdicts)]
+
+
+def fleet_summary_lines(verdicts):
+    """The hosts that did not pass, one group per cause (the same missing handlers with the same findings, or the
+    same UNKNOWN reason), largest group first, each host a table row under its group; then the OK hosts as a count
+    with the first OK_NAMES_SHOWN names. No counts line (summary_lines puts it last)."""
+    groups = {}
+    for host, verdict in verdicts.items():
+        if status_of(verdict) != OK:
+            groups.setdefault(failure_cause(verdict), []).append(host)
+    ordered = sorted(groups.items(), key=lambda item: (VERDICTS.index(item[0][0]), -len(item[1]), item[0]))
+    rows = [_table_row(host, verdicts[host]) for _cause, hosts in ordered for host in hosts]
+    widths = [max((len(row[column]) for row in rows), default=0) for column in range(3)]
+    lines = []
+    failing = sum(len(hosts) for hosts in groups.values())
+    if failing:
+        lines.append(f"{failing} of {len(verdicts)} hosts did not pass, by cause (every host: the reports and the "
+                     f"verdicts file):")
+    row_of = dict(zip((host for _cause, hosts in ordered for host in hosts), rows, strict=True))
+    for cause, hosts in ordered:
+        lines.append(f"{cause_line(cause)} ({_hosts(len(hosts))})")
+        lines.extend("  " + _aligned(row_of[host], widths) for host in hosts)
+    passing = [host for host, verdict in verdicts.items() if status_of(verdict) == OK]
+    if passing:
+        shown = ", ".join(passing[:OK_NAMES_SHOWN])
+        more = f" and {len(passing) - OK_NAMES_SHOWN} more" if len(passing) > OK_NAMES_SHOWN else ""
+        lines.append(f"OK ({_hosts(len(passing))}): {shown}{more}")
     return lines
+
+
+def failure_cause(verdict):
+    """What a failing host's group is keyed by: its verdict, then each missing handler with the finding codes that
+    explain it, or the UNKNOWN reason."""
+    status = status_of(verdict)
+    if status == UNKNOWN:
+        return (status, verdict["reason"] or "-")
+    explained = verdict.get("missing_explained") or {}
+    return (status, tuple((handler, tuple(explained.get(handler) or ())) for handler in verdict["missing_handlers"] or ()))
+
+
+def cause_line(cause):
+    """``MISSING nvidia-cdi: NOT_CONFIGURED_ANYWHERE; nvidia: …`` or ``UNKNOWN: <reason>``."""
+    status, detail = cause
+    if status == UNKNOWN:
+        return f"{status}: {detail}"
+    return f"{status} " + "; ".join(f"{handler}: {', '.join(codes)}" if codes else handler for handler, codes in detail)
+
+
+def _hosts(count):
+    return f"{count} host" if count == 1 else f"{count} hosts"
+
+
+def _table_row(host, verdict):
+    status = status_of(verdict)
+    detail = ",".join(verdict["missing_handlers"] or []) if status != UNKNOWN else verdict["reason"]
+    return (host, status, verdict["default_runtime"] or "-", detail or "-")
+
+
+def _aligned(row, widths):
+    return "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True)) + "  " + row[3]
+
+
+def counts_line(verdicts):
+    counts = verdict_counts(verdicts)
+    return ", ".join(f"{counts[verdict]} {verdict}" for verdict in VERDICTS) + f" of {len(verdicts)} hosts"
 
 
 def fleet_view(verdicts, cluster_result):
@@ -132,7 +207,8 @@ def fleet_view(verdicts, cluster_result):
     return {
         "cluster": source,
         "fleet_findings": fleet_findings(verdict_list, cluster_result),
-        "overhead_findings": overhead_findings(cluster_result),
+        # Only the nodes this run judged (a run limited by -l names no other node).
+        "overhead_findings": overhead_findings(cluster_result, {verdict.get("node") or host for host, verdict in verdicts.items()}),
         "runtimeclasses": runtimeclasses,
     }
 

@@ -225,3 +225,34 @@ def test_a_relative_containerd_bin_is_resolved_from_where_rc_crosscheck_runs(tmp
                                 "--containerd-bin", "wrappers/node-containerd", "--containerd-config", str(tmp_path / "config.toml")],
                                capture_output=True, text=True, check=False, cwd=tmp_path)
     assert (completed.returncode, completed.stdout) == (1, "MISSING=nvidia\n"), completed.stderr
+
+
+def test_a_handler_no_file_defines_is_configured_nowhere_even_on_a_broken_cri():
+    # gpu-node-04: 99-nvidia.toml replaces the root's CRI table, runc and the default runtime go with it; the typo'd
+    # handler nvdia is in no file, so fixing the CRI table would not serve it: it is configured nowhere.
+    # The host root given relative to where rc-crosscheck runs, as any other path.
+    demo = REPO_ROOT / "inventory" / "demo"
+    completed = subprocess.run([str(RC_CROSSCHECK), "--explain", "--runtimeclasses", "cluster.yaml",
+                                "--host-root", "nodes/gpu-node-04", "nodes/gpu-node-04/config-dump.toml"],
+                               capture_output=True, text=True, check=False, cwd=demo)
+    assert (completed.returncode, completed.stderr) == (1, "")
+    lines = completed.stdout.splitlines()
+    assert lines[:4] == ["MISSING=nvdia", "MISSING=nvidia", "MISSING=nvidia-cdi", "MISSING=runc"]
+    assert lines[4:8] == ["  nvdia: NOT_CONFIGURED_ANYWHERE"] + [
+        f"  {handler}: CRI_TABLE_REPLACED, DEFAULT_RUNTIME_UNDEFINED" for handler in ("nvidia", "nvidia-cdi", "runc")]
+    missing_root = subprocess.run([str(RC_CROSSCHECK), "--runtimeclasses", "cluster.yaml", "--host-root", "nodes/nope",
+                                   "nodes/gpu-node-04/config-dump.toml"], capture_output=True, text=True, check=False, cwd=demo)
+    assert (missing_root.returncode, missing_root.stdout) == (2, "")
+    assert missing_root.stderr == "rc-crosscheck: --host-root 'nodes/nope' is not an existing directory\n"
+
+
+def test_explain_without_host_root_says_what_it_needs():
+    dump = REPO_ROOT / "inventory" / "demo" / "nodes" / "gpu-node-03" / "config-dump.toml"
+    completed = run("--explain", "--runtimeclasses", REPO_ROOT / "inventory" / "demo" / "cluster.yaml", dump)
+    assert (completed.returncode, completed.stderr) == (1, "")
+    lines = completed.stdout.splitlines()
+    assert lines[:2] == ["MISSING=nvdia", "MISSING=nvidia-cdi"]
+    assert lines[-1] == (f"  to explain them, give --host-root DIR: the node's filesystem (or a copy of its /etc/containerd "
+                         f"and /etc/cdi) that {dump} was dumped from, so its config files can be read")
+    # without --explain, the verdict lines alone, as ever
+    assert run("--runtimeclasses", REPO_ROOT / "inventory" / "demo" / "cluster.yaml", dump).stdout == "MISSING=nvdia\nMISSING=nvidia-cdi\n"

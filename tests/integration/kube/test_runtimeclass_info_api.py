@@ -257,3 +257,30 @@ def test_expired_continue_token_restarts_the_list_once(cluster):
     listed = list_cluster_objects({"kubeconfig": str(cluster.kubeconfig_path)})
     assert [rc["name"] for rc in listed["runtimeclasses"]] == RUNTIMECLASS_NAMES
     assert listed["api_requests"] == 5 == len(cluster.list_calls("runtimeclasses"))
+
+
+def test_module_defaults_shared_with_kubernetes_core(cluster, tmp_path):
+    """One module_defaults block for both collections (issue 25 item 5): no_proxy and persist_config false are taken
+    with kubernetes.core's meaning; impersonate_user is refused naming it and what to do instead, never ignored."""
+    playbook = tmp_path / "shared-defaults.yml"
+    shared = {"kubeconfig": str(cluster.kubeconfig_path), "no_proxy": "127.0.0.1,localhost", "persist_config": False}
+    playbook.write_text(yaml.safe_dump([{
+        "hosts": "localhost", "connection": "local", "gather_facts": False,
+        "module_defaults": {"group/gpufleet.runtime_gate.k8s": shared},
+        "tasks": [
+            {"name": "read", "gpufleet.runtime_gate.runtimeclass_info": {}, "register": "plain"},
+            {"name": "impersonating", "gpufleet.runtime_gate.runtimeclass_info": {"impersonate_user": "alice"},
+             "register": "impersonating", "ignore_errors": True},
+            {"ansible.builtin.copy": {"dest": str(tmp_path / "results.json"),
+                                      "content": "{{ {'plain': plain, 'impersonating': impersonating} | to_json }}"}},
+        ],
+    }]))
+    completed = subprocess.run([str(kube_runs.VENV_BIN / "ansible-playbook"), "-i", "localhost,", str(playbook),
+                                "-e", f"ansible_python_interpreter={kube_runs.VENV_BIN / 'python'}"],
+                               cwd=kube_runs.REPO_ROOT, env=ansible_env(), capture_output=True, text=True, timeout=180, check=False)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert [rc["name"] for rc in results["plain"]["runtimeclasses"]] == RUNTIMECLASS_NAMES
+    refused = results["impersonating"]
+    assert refused["failed"] is True and refused["msg"].startswith(
+        "impersonate_user is set, which kubernetes.core takes but gpufleet.runtime_gate does not: give the credentials"), refused

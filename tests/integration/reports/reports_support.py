@@ -179,6 +179,20 @@ PROBE_SCRIPT = """
   document.querySelectorAll("details").forEach(function (el) { el.open = true; });
   result.expanded_height = document.documentElement.scrollHeight;
   result.page_width = document.documentElement.scrollWidth;
+  // the viewport less its scrollbar, and every element whose right edge passes it outside a box that scrolls
+  result.client_width = document.documentElement.clientWidth;
+  function scrolls(el) {
+    for (var node = el.parentElement; node && node !== document.body; node = node.parentElement) {
+      if (["auto", "scroll", "hidden"].indexOf(getComputedStyle(node).overflowX) >= 0) { return true; }
+    }
+    return false;
+  }
+  result.beyond = Array.from(document.querySelectorAll("body *")).filter(function (el) {
+    return el.getClientRects().length && el.getBoundingClientRect().right > result.client_width + 0.5 && !scrolls(el);
+  }).map(function (el) { return el.tagName + " " + el.textContent.trim().slice(0, 80); });
+  result.tables_right = Array.from(document.querySelectorAll("section table")).map(function (el) {
+    return [el.closest("section").id, Math.ceil(el.getBoundingClientRect().right)];
+  });
   result.badges = rendered(".badge").length;
   result.names = rendered(".name, .namebox li").length;
   result.wrapped = broken(".badge").concat(broken(".name, .namebox li"));

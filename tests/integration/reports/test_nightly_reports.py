@@ -15,10 +15,12 @@ from reports_support import (
     CROSSCHECK_PLAYBOOK,
     DEMO,
     SCHEMA_PATH,
+    chromium_probe,
     chromium_run,
     demo_runtimeclasses,
     expected_demo_verdicts,
     junit_system_out,
+    png_size,
     run_playbook,
     visible_text,
 )
@@ -151,6 +153,25 @@ def test_report_html_shows_the_matrix_in_headless_chromium(demo_run, chromium, t
     screenshot = tmp_path / "report.png"
     chromium_run(chromium, html_path, tmp_path, f"--screenshot={screenshot}")
     assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and screenshot.stat().st_size > 20_000
+
+
+@pytest.mark.parametrize("width", [800, 1400])
+def test_demo_report_fits_the_window(demo_run, chromium, tmp_path, width):
+    """docs/report.md: the page is never wider than the window. The demo's long group titles (three MISSING lines and
+    two finding codes) and its RuntimeClasses table (nodeSelectors, node names) wrap instead (issue 25 item 6)."""
+    html_path = demo_run.report_dir / "report.html"
+    measured = chromium_probe(chromium, html_path, tmp_path, width=width)
+    assert measured["width"] == width and measured["client_width"] <= width
+    assert measured["beyond"] == [], measured["beyond"][:10]
+    assert measured["page_width"] <= measured["client_width"], measured
+    tables = dict(measured["tables_right"])
+    assert "runtimeclasses" in tables and tables["runtimeclasses"] <= measured["client_width"], measured["tables_right"]
+    # every badge and host or node name still on one line
+    assert measured["wrapped"] == [], measured["wrapped"]
+    shot = tmp_path / f"demo-report-{width}px.png"
+    chromium_run(chromium, html_path, tmp_path, f"--screenshot={shot}", "--hide-scrollbars",
+                 window=f"{width},{measured['collapsed_height']}")
+    assert png_size(shot) == (width, measured["collapsed_height"]) and shot.stat().st_size > 20_000
 
 
 def test_second_run_keeps_the_previous_report_and_lists_changed_hosts(demo_run, tmp_path):

@@ -3,8 +3,8 @@ its own definition check (``UserDefinition.validate``: the schema_v3 of ansible_
 relative to the definition's directory, an image name with a tag) and the real ``ansible-builder create`` (which
 writes the build context, no image). Nothing here restates the schema: a mistake is whatever ansible-builder refuses.
 
-It is not meta/execution-environment.yml: that file of an installed collection is the collection's own dependency
-declaration to ansible-builder (tests/integration/test_collection_packaging.py introspects it).
+An installed collection's own dependencies are requirements.txt and bindep.txt at its root, where ansible-builder
+looks without a meta/execution-environment.yml (tests/integration/test_collection_packaging.py introspects them).
 """
 import shutil
 import subprocess

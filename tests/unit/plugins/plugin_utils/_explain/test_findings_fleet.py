@@ -103,10 +103,10 @@ def test_handler_crosscheck_failure_message_lists_findings(tmp_path):
     assert completed.returncode == 0, completed.stdout + completed.stderr
     result = json.loads(saved.read_text())
     assert result["failed"] is True
-    message = result["msg"].splitlines()
-    assert message[:3] == ["MISSING=nvidia", "MISSING=nvidia-cdi", "MISSING=runc"]
-    assert "  runc: DEFAULT_RUNTIME_UNDEFINED" in message
-    assert result["lines"] == message[:3] and result["findings"][0]["code"] == "DEFAULT_RUNTIME_UNDEFINED"
+    # one line, for any stdout callback; the findings are the result's (the console callback prints them under it)
+    assert result["msg"] == "; ".join(f"MISSING={handler} (DEFAULT_RUNTIME_UNDEFINED)" for handler in ("nvidia", "nvidia-cdi", "runc"))
+    assert result["lines"] == ["MISSING=nvidia", "MISSING=nvidia-cdi", "MISSING=runc"]
+    assert result["findings"][0]["code"] == "DEFAULT_RUNTIME_UNDEFINED"
     assert result["missing_explained"] == {handler: ["DEFAULT_RUNTIME_UNDEFINED"] for handler in ("nvidia", "nvidia-cdi", "runc")}
 
 

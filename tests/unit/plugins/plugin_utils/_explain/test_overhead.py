@@ -114,6 +114,21 @@ def test_unscheduled_pod_is_judged_against_every_node_the_class_selects():
     assert overhead_findings(cluster([KATA], roomy, [pending])) == []
 
 
+def test_only_the_judged_nodes_are_named():
+    """A run limited by -l to gpu-1 names no other node (issue 25 item 4); a pending pod is still weighed against
+    every node it may go to."""
+    nodes = [node("gpu-1"), node("gpu-2"), node("gpu-3")]
+    pods = [pod("on-1", node_name="gpu-1"), pod("on-2", node_name="gpu-2"), pod("pending", node_name=None, phase="Pending")]
+    assert sorted(f["host"] for f in overhead_findings(cluster([KATA], nodes, pods))) == ["gpu-1", "gpu-1", "gpu-2", "gpu-2", "gpu-3"]
+    limited = overhead_findings(cluster([KATA], nodes, pods), judged_nodes=["gpu-1"])
+    assert [(f["host"], f["evidence"]["pod"]) for f in limited] == [("gpu-1", "ml/on-1"), ("gpu-1", "ml/pending")]
+    # one node that would hold the pending pod, even one outside the run, is enough: no finding anywhere
+    roomy = nodes + [node("gpu-4", cpu="2")]
+    assert [f["evidence"]["pod"] for f in overhead_findings(cluster([KATA], roomy, pods), judged_nodes=["gpu-1"])] == ["ml/on-1"]
+    unreadable = runtimeclass("broken", overhead={"cpu": "lots"})
+    assert [f["host"] for f in overhead_findings(cluster([unreadable], nodes), judged_nodes=[])] == [None]
+
+
 def test_class_without_node_selector_selects_every_node():
     everywhere = runtimeclass("kata", overhead={"cpu": "250m"})
     nodes = [node("gpu-1"), node("cpu-1", cpu="900m", labels={})]
