@@ -150,3 +150,23 @@ def test_ssh_mode_judges_every_host_over_its_connection(cluster, tmp_path):
     assert {verdict["verdict_source"] for verdict in verdicts.values()} == {"node"}, output
     # ok-node's dump is gpu-node-02's: over its connection it is MISSING.
     assert verdicts["ok-node"]["status"] == "MISSING"
+
+
+def test_the_inventory_plugin_sets_the_switch_for_the_playbook(cluster, tmp_path):
+    # The k8s_nodes inventory of the same cluster, verdict_source node-status: each host's ansible_host is its Node's
+    # InternalIP (10.0.2.x, nothing there), so a connection to any of them would fail the host.
+    config = tmp_path / "cluster.k8s_nodes.yml"
+    config.write_text(yaml.safe_dump({"plugin": "gpufleet.runtime_gate.k8s_nodes", "verdict_source": "node-status",
+                                      "node_groups": {"gpu_nodes": GPU}}))
+    verdicts_file = tmp_path / "verdicts.json"
+    completed = ansible_playbook(REPO_ROOT / "playbooks" / "crosscheck.yml", config,
+                                 "-e", f"runtime_gate_verdicts_file={verdicts_file}", "-e", "runtime_gate_list_pods=false",
+                                 env={"K8S_AUTH_KUBECONFIG": str(cluster.admin_kubeconfig),
+                                      "ANSIBLE_INVENTORY_UNPARSED_FAILED": "true"})
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 2, output
+    verdicts = json.loads(verdicts_file.read_text())["hosts"]
+    assert judged(verdicts) == {
+        "ok-node": ("OK", "node-status"), "missing-node": ("MISSING", "node-status"),
+        "stale-node": ("UNKNOWN", "node-status"), "notready-node": ("UNKNOWN", "node-status"),
+        "nohandlers-node": ("UNKNOWN", "node-status")}, output
