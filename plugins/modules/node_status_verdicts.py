@@ -95,6 +95,14 @@ ssh_hosts:
   returned: always
   type: list
   elements: str
+task_hosts:
+  description:
+    - The hosts that run the playbooks' per-host task (M(gpufleet.runtime_gate.node_crosscheck)) - every host with
+      C(hybrid) and C(ssh), none with C(node-status). A host judged here takes its verdict from RV(verdicts) there,
+      without a connection.
+  returned: always
+  type: list
+  elements: str
 judged_from_node_status:
   description: How many hosts RV(verdicts) holds.
   returned: always

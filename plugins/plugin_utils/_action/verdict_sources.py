@@ -26,15 +26,19 @@ VERDICT_SOURCES = (HYBRID, NODE_STATUS, SSH)
 
 
 def split_by_verdict_source(node_names, cluster_result, mode, *, now, max_heartbeat_age, node_labels=None):
-    """``{"verdicts": {host: verdict}, "ssh_hosts": [host, ...], "judged_from_node_status": n, "handed_to_ssh": m}``.
+    """``{"verdicts": {host: verdict}, "ssh_hosts": [...], "task_hosts": [...], "judged_from_node_status": n,
+    "handed_to_ssh": m}``.
 
     ``node_names``: ``{host: Kubernetes Node name}``; ``node_labels``: ``{host: labels}`` for the hosts whose labels
     the inventory gives (else the Node's). ``verdicts`` holds the final Node-status verdicts (every host in
-    ``NODE_STATUS``; in ``HYBRID`` only the vouched OK ones); ``ssh_hosts`` the hosts left for their node's evidence.
+    ``NODE_STATUS``; in ``HYBRID`` only the vouched OK ones); ``ssh_hosts`` the hosts left for their node's evidence;
+    ``task_hosts`` the hosts that run the playbooks' per-host task: none in ``NODE_STATUS``, every host otherwise (a
+    host judged here then takes its verdict from ``verdicts`` without a connection, so that the play, its failures and
+    the exit status are what they are in ``SSH`` mode, and a play whose every host fails does not end the run early).
     """
     hosts = sorted(node_names)
     if mode == SSH:
-        return _split({}, hosts)
+        return _split({}, hosts, hosts)
     not_read = cluster_not_read(cluster_result)
     nodes = {} if not_read else {node["name"]: node for node in cluster_result.get("nodes") or ()}
     if not not_read and "nodes" not in cluster_result:
@@ -55,9 +59,9 @@ def split_by_verdict_source(node_names, cluster_result, mode, *, now, max_heartb
             verdicts[host] = verdict
         else:
             ssh_hosts.append(host)
-    return _split(verdicts, ssh_hosts)
+    return _split(verdicts, ssh_hosts, [] if mode == NODE_STATUS else hosts)
 
 
-def _split(verdicts, ssh_hosts):
-    return {"verdicts": verdicts, "ssh_hosts": ssh_hosts, "judged_from_node_status": len(verdicts),
-            "handed_to_ssh": len(ssh_hosts)}
+def _split(verdicts, ssh_hosts, task_hosts):
+    return {"verdicts": verdicts, "ssh_hosts": ssh_hosts, "task_hosts": task_hosts,
+            "judged_from_node_status": len(verdicts), "handed_to_ssh": len(ssh_hosts)}

@@ -45,7 +45,7 @@ def test_node_status_mode_judges_every_host_from_the_api_and_fails_closed():
     statuses = {host: verdict["status"] for host, verdict in result["verdicts"].items()}
     assert statuses == {"ok": "OK", "missing": "MISSING", "stale": "UNKNOWN", "notready": "UNKNOWN",
                         "old-containerd": "UNKNOWN", "not-a-node": "UNKNOWN"}
-    assert result["ssh_hosts"] == []
+    assert result["ssh_hosts"] == [] and result["task_hosts"] == []
     assert {verdict["verdict_source"] for verdict in result["verdicts"].values()} == {"node-status"}
     assert result["verdicts"]["missing"]["lines"] == ["MISSING=nvidia"]
     assert "no config file" in result["verdicts"]["ok"]["notes"][-1]
@@ -59,10 +59,13 @@ def test_hybrid_keeps_only_vouched_ok_verdicts_and_hands_the_rest_to_ssh():
     assert list(result["verdicts"]) == ["ok"]
     assert result["ssh_hosts"] == ["missing", "not-a-node", "notready", "old-containerd", "stale"]
     assert (result["judged_from_node_status"], result["handed_to_ssh"]) == (1, 5)
+    # Every host still runs the per-host task; the vouched one takes its verdict from here there.
+    assert result["task_hosts"] == sorted(HOSTS)
 
 
 def test_ssh_mode_hands_every_host_to_ssh():
-    assert split(SSH) == {"verdicts": {}, "ssh_hosts": sorted(HOSTS), "judged_from_node_status": 0, "handed_to_ssh": 6}
+    assert split(SSH) == {"verdicts": {}, "ssh_hosts": sorted(HOSTS), "task_hosts": sorted(HOSTS),
+                          "judged_from_node_status": 0, "handed_to_ssh": 6}
 
 
 @pytest.mark.parametrize("cluster", [None, {"failed": True, "msg": "403"}, {"runtimeclasses": RUNTIMECLASSES}])
