@@ -10,7 +10,7 @@ short_description: Judge hosts from their Nodes' status.runtimeHandlers, without
 description:
   - Judges each host of O(hosts) from its Kubernetes Node's C(status.runtimeHandlers) (the handlers the kubelet, 1.30
     or later, reports that containerd 2.0 or later serves), as read by M(gpufleet.runtime_gate.runtimeclass_info) with
-    C(nodes=true): the same verdict words as M(gpufleet.runtime_gate.node_crosscheck), each verdict with
+    C(nodes=true). The same verdict words as M(gpufleet.runtime_gate.node_crosscheck), each verdict with
     C(verdict_source=node-status) and a note of what it cannot see (no config file, no runtime binary, no explanation
     of a missing handler).
   - A Node vouches for its host only when its C(status.runtimeHandlers) lists the default handler and at least one
