@@ -10,7 +10,7 @@ which failed and the node is not judged from it (fail closed):
 - the ``Ready`` condition is ``True``: a NotReady or Unknown node's list may be a dead runtime's;
 - its ``lastHeartbeatTime`` is no older than ``max_heartbeat_age`` seconds at ``now`` (the kubelet rewrites the
   condition at least every ``nodeStatusReportFrequency``, 5 minutes by default, so a bound below that would refuse
-  healthy nodes).
+  healthy nodes); one further ahead of the controller's clock than that is refused too.
 """
 
 from dataclasses import dataclass
@@ -53,6 +53,9 @@ def node_status_facts(node, now, max_heartbeat_age=DEFAULT_MAX_HEARTBEAT_AGE):
         why_not = "the Node's Ready condition has no readable lastHeartbeatTime"
     elif age > max_heartbeat_age:
         why_not = f"the Node's Ready heartbeat is {int(age)} s old (more than {max_heartbeat_age} s)"
+    elif -age > max_heartbeat_age:
+        # A time far ahead of the controller's clock (skew, or a status nobody should trust) would stay "fresh" for ever.
+        why_not = f"the Node's Ready heartbeat is {int(-age)} s in the future (more than {max_heartbeat_age} s ahead)"
     return NodeStatusFacts(node=node["name"], handlers=handlers, why_not=why_not, heartbeat_age=age)
 
 

@@ -39,6 +39,7 @@ def test_a_fresh_ready_node_listing_its_handlers_vouches():
     (node(heartbeat="yesterday"), "no readable lastHeartbeatTime"),
     (node(heartbeat="2026-12-03T00:59:00"), "no readable lastHeartbeatTime"),
     (node(heartbeat=stamp(DEFAULT_MAX_HEARTBEAT_AGE + 1)), f"{DEFAULT_MAX_HEARTBEAT_AGE + 1} s old"),
+    (node(heartbeat="9999-12-31T00:00:00Z"), "s in the future"),
 ])
 def test_a_node_that_cannot_be_trusted_now_does_not_vouch(obj, why):
     facts = node_status_facts(obj, NOW)
