@@ -47,3 +47,13 @@ def test_a_node_vouches_only_when_every_condition_holds(conditions, handlers):
     expected = bool(ready) and ready.get("status") == "True" and fresh and "" in names and any(names)
     assert facts.vouched == expected, (status, facts)
     assert facts.vouched or facts.why_not
+
+
+@fuzz_settings(300)
+@given(seconds_ago=st.integers(min_value=-10**7, max_value=10**7), ready=st.sampled_from(["True", "False", "Unknown"]))
+def test_a_well_formed_node_vouches_only_within_the_bound_of_now_either_way(seconds_ago, ready):
+    heartbeat = (NOW - timedelta(seconds=seconds_ago)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    node = normalise_node({"metadata": {"name": "n"}, "status": {
+        "conditions": [{"type": "Ready", "status": ready, "lastHeartbeatTime": heartbeat}],
+        "runtimeHandlers": [{"name": ""}, {"name": "runc"}]}})
+    assert node_status_facts(node, NOW, BOUND).vouched == (ready == "True" and abs(seconds_ago) <= BOUND)
