@@ -21,8 +21,12 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summ
     fleet_view,
     summary_lines,
     verdict_counts,
+    verdict_source_counts,
+    verdict_source_line,
+    with_node_status_verdicts,
     write_verdicts_file,
 )
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import run_passed
 
 
 class ActionModule(ActionBase):
@@ -37,7 +41,13 @@ class ActionModule(ActionBase):
         for name in ("verdicts_file", "report_dir"):
             args[name] = controller_path(args[name])
         host_variables = {host: stored_host_variables(task_vars, host) for host in args["hosts"]}
-        verdicts = collect_verdicts({host: host_variables[host].get(args["verdict_var"]) for host in args["hosts"]})
+        registered = {host: host_variables[host].get(args["verdict_var"]) for host in args["hosts"]}
+        if args["node_status_var"]:
+            # The hosts judged from their Node's status (node_status_verdicts) never ran the host task: their verdicts
+            # are localhost's, read as stored; a host that was also judged from its node keeps that verdict.
+            registered = with_node_status_verdicts(registered, stored_host_variables(task_vars, "localhost").get(
+                args["node_status_var"]))
+        verdicts = collect_verdicts(registered)
         role_lines = rollout_annotations(verdicts, host_variables,
                                          failure_var=args["role_failure_var"], reached_var=args["batch_reached_var"],
                                          check_mode=bool(self._task.check_mode))
@@ -45,7 +55,8 @@ class ActionModule(ActionBase):
         if cluster_result is None and args["cluster_result_var"]:
             cluster_result = stored_cluster_result(task_vars, args["cluster_result_var"])
         fleet = fleet_view(verdicts, cluster_result)
-        extra_lines = role_lines + fleet_lines(fleet)
+        source_line = verdict_source_line(verdicts)
+        extra_lines = ([source_line] if source_line else []) + role_lines + fleet_lines(fleet)
         try:
             if args["verdicts_file"]:
                 write_verdicts_file(args["verdicts_file"], verdicts)
@@ -63,6 +74,8 @@ class ActionModule(ActionBase):
             changed=False,
             verdicts=verdicts,
             counts=verdict_counts(verdicts),
+            verdict_sources=verdict_source_counts(verdicts),
+            passed=run_passed(fleet["cluster"]["read"], verdicts.values()),
             cluster=fleet["cluster"],
             fleet_findings=fleet["fleet_findings"],
             overhead_findings=fleet["overhead_findings"],

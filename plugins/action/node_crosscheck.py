@@ -8,7 +8,12 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.gather import gather_containerd_facts
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.host_variables import with_host_variables
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.judge import judged_result, stored_cluster_result
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.judge import (
+    judged_result,
+    stored_cluster_result,
+    stored_node_status_verdict,
+    verdict_result,
+)
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.node_crosscheck import (
     get_node_crosscheck_argument_spec,
 )
@@ -24,6 +29,10 @@ class ActionModule(ActionBase):
         spec = get_node_crosscheck_argument_spec()
         spec.pop("supports_check_mode")
         _validation, args = self.validate_argument_spec(**spec)
+        # Judged from its Node's status on localhost (node_status_verdicts, hybrid mode): that verdict, no connection.
+        from_node_status = stored_node_status_verdict(task_vars, args["node_status_var"], task_vars.get("inventory_hostname"))
+        if from_node_status is not None:
+            return {**result, **verdict_result(dict(from_node_status), fail_on_verdict=args["fail_on_verdict"])}
         try:
             gather_result = gather_containerd_facts(self, task_vars, dict(self._task.args))
         except AnsibleConnectionFailure as error:

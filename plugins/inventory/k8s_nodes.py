@@ -63,6 +63,17 @@ options:
     type: list
     elements: str
     default: [InternalIP]
+  verdict_source:
+    description:
+      - Where the collection's crosscheck playbooks take each node's verdict from, set for the whole inventory as the
+        variable C(runtime_gate_verdict_source) of the group C(all) (an extra variable still wins).
+      - C(hybrid) - from the Node's C(status.runtimeHandlers) when the Node vouches for it (Ready, a fresh heartbeat,
+        handlers listed) and it is C(OK), else over the host's connection; C(node-status) - from the Nodes' status
+        alone, connecting to no host (a Node that cannot vouch is C(UNKNOWN)); C(ssh) - every host over its
+        connection. See docs/usage.md of the collection, "Judging from the Nodes' status".
+      - Not set - the playbooks' default, C(hybrid).
+    type: str
+    choices: [hybrid, node-status, ssh]
 """
 
 EXAMPLES = r"""
@@ -155,6 +166,9 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             if use_cache:
                 self._cache[cache_key] = nodes
         self._populate(nodes, node_groups, address_types)
+        if self.get_option("verdict_source"):
+            # The playbooks read it on localhost, which sees the variables of the group all.
+            self.inventory.set_variable("all", "runtime_gate_verdict_source", self.get_option("verdict_source"))
 
     def _list_nodes(self, path):
         # Only Nodes: the inventory needs no RuntimeClass, so no permission on them either.

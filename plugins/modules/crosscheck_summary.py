@@ -69,6 +69,14 @@ options:
       - Name of a host variable set when the host's batch started (C(rollout.yml)); hosts without it are shown as
         waiting for their batch rather than C(UNKNOWN).
     type: str
+  node_status_var:
+    description:
+      - The name of the variable on C(localhost) that holds the registered
+        M(gpufleet.runtime_gate.node_status_verdicts) result, read as stored. Its verdicts join the summary for the
+        hosts that have no verdict of their own (judged from their Node's status, they never ran the host task); the
+        table then says how many hosts were judged each way.
+      - A variable that does not exist, or a failed or skipped result, adds nothing.
+    type: str
 attributes:
   check_mode:
     support: full
@@ -116,10 +124,19 @@ verdicts:
     - Host name to its verdict, each with C(node), C(status) (C(OK), C(MISSING) or C(UNKNOWN); C(verdict), deprecated, holds the same), C(lines),
       C(missing_handlers), C(required_handlers), C(loaded_runtimes), C(configured_runtimes), C(default_runtime),
       C(containerd_version), C(version_source), C(loaded_source), C(daemon_runtimes), C(node_runtime_handlers), C(reason), C(notes),
-      C(findings), C(missing_explained) and C(files_examined), as M(gpufleet.runtime_gate.handler_crosscheck) returns them;
+      C(findings), C(missing_explained), C(files_examined) and C(verdict_source) (C(node) or C(node-status)), as M(gpufleet.runtime_gate.handler_crosscheck) returns them;
       a host that was not judged is C(UNKNOWN) with the reason.
   returned: always
   type: dict
+verdict_sources:
+  description: How many hosts were judged from their node's evidence (C(node)) and from their Node's status (C(node-status)).
+  returned: always
+  type: dict
+  sample: {"node": 12, "node-status": 9988}
+passed:
+  description: Whether the run passes - the cluster was read and every host (at least one) is C(OK).
+  returned: always
+  type: bool
 counts:
   description: Number of hosts per verdict.
   returned: always

@@ -56,6 +56,13 @@ options:
       play did not run, C(--limit)) makes the verdict C(UNKNOWN).
     type: str
     default: runtime_gate_cluster
+  node_status_var:
+    description:
+    - The name of the variable on C(localhost) that holds the registered result of
+      M(gpufleet.runtime_gate.node_status_verdicts), read as stored. When it holds a verdict for this host (judged from its
+      Node's C(status.runtimeHandlers)), that verdict is the result and the node is not contacted; otherwise, or when
+      the variable does not exist, the node is gathered and judged as usual.
+    type: str
   nodes:
     description:
     - Nodes as M(gpufleet.runtime_gate.runtimeclass_info) returns them with C(nodes=true), to find O(node_name)'s labels.
@@ -232,6 +239,11 @@ files_examined:
       when why a handler is missing is not known beyond the dump. Null when UNKNOWN.
   returned: always
   type: bool
+verdict_source:
+  description: Where the verdict came from - C(node-status) when it was taken from O(node_status_var) (no connection).
+  returned: when the verdict came from O(node_status_var)
+  type: str
+  sample: node-status
 version_source:
   description: Where the containerd release came from (for example C(`containerd --version` on the node)); null when UNKNOWN or not known.
   returned: always

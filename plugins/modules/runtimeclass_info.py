@@ -201,6 +201,12 @@ nodes:
       type: list
       elements: dict
       sample: [{type: InternalIP, address: 10.0.0.11}]
+    ready:
+      description:
+        - The C(Ready) condition of C(status.conditions) as C(status) (C(True), C(False), C(Unknown)) and C(heartbeat)
+          (its C(lastHeartbeatTime)); each null when the Node does not say.
+      type: dict
+      sample: {status: "True", heartbeat: "2026-12-03T00:40:00Z"}
 pods:
   description: The Pods of all namespaces that name a RuntimeClass, sorted by namespace and name; empty unless O(pods=true).
   returned: success

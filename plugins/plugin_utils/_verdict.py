@@ -113,6 +113,11 @@ def _loaded_view(node, nodes, node_name, notes):
     return sorted(served), reason, daemon_runtimes, loaded_source, node_handlers
 
 
+# Where a verdict came from: the node's own evidence over its connection, or the Node's status in the cluster.
+NODE_SOURCE = "node"
+NODE_STATUS_SOURCE = "node-status"
+
+
 def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, cluster=None):
     """The verdict of one node, without its explanation (``findings`` [] and ``missing_explained`` {}: see
     ``judge_and_explain``). ``node_labels`` wins; else the labels of ``node_name`` among ``nodes``; else unknown.
@@ -167,6 +172,45 @@ def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, clu
         version_source=facts.get("version_source"),
     )
     return verdict
+
+
+# What a verdict from node.status.runtimeHandlers cannot see, said in every such verdict (docs/usage.md).
+NODE_STATUS_BLIND_SPOTS = (
+    "judged from node.status.runtimeHandlers alone (the kubelet's copy of the handlers containerd's CRI serves), "
+    "without connecting to the node: no config file, drop-in or runtime binary was examined, so a missing handler "
+    "is not explained and a runtime whose binary is gone still counts as served"
+)
+
+
+def judge_node_status(status_facts, runtimeclasses, *, node_name, node_labels):
+    """The verdict of one node from its Node's ``status.runtimeHandlers`` (``_facts/node_status.NodeStatusFacts``).
+
+    Required: every RuntimeClass handler whose nodeSelector matches the node's labels (``node_labels`` None: unknown,
+    every class counts). The default runtime's name is not in the Node's status; its serving is what the default
+    ``""`` entry says, which the facts require before they vouch. A list that does not vouch for the node now makes
+    it UNKNOWN, never OK. The verdict carries ``verdict_source`` ``node-status``.
+    """
+    if not status_facts.vouched:
+        return dict(unknown(node_name, f"not judged from node.status: {status_facts.why_not}"),
+                    verdict_source=NODE_STATUS_SOURCE)
+    requirements, notes = required_handlers(runtimeclasses, node_labels, None)
+    loaded = list(status_facts.handlers)
+    missing = sorted(set(requirements) - set(loaded))
+    notes.append(NODE_STATUS_BLIND_SPOTS)
+    return _verdict(
+        node_name,
+        MISSING if missing else OK,
+        required_handlers=sorted(requirements),
+        requirements=[{"handler": handler, "required_by": reasons} for handler, reasons in requirements.items()],
+        loaded_runtimes=loaded,
+        missing_handlers=missing,
+        node_labels_known=node_labels is not None,
+        notes=notes,
+        reason="" if not missing else "required handlers are not listed in node.status.runtimeHandlers",
+        node_runtime_handlers=loaded,
+        files_examined=False,
+        verdict_source=NODE_STATUS_SOURCE,
+    )
 
 
 def judge_and_explain(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, cluster=None):

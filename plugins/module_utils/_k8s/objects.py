@@ -5,7 +5,7 @@
 Both sources go through the same normalisers, so the rest of the core sees one shape:
 
 - RuntimeClass: ``{"name", "handler", "overhead_pod_fixed", "node_selector", "tolerations"}``
-- Node: ``{"name", "labels", "allocatable", "runtime_handlers", "addresses"}``
+- Node: ``{"name", "labels", "allocatable", "runtime_handlers", "addresses", "ready"}``
 - Pod: ``{"namespace", "name", "node", "phase", "runtime_class", "containers", "init_containers",
   "overhead", "sandbox_failures"}``; ``sandbox_failures`` holds the messages of the pod's
   ``FailedCreatePodSandBox`` Events (how the kubelet reports a handler the runtime does not serve). Only Pods that
@@ -99,7 +99,10 @@ def normalise_runtimeclass(obj):
 
 
 def normalise_node(obj):
-    """One Node (camelCase dict) → ``{"name", "labels", "allocatable", "runtime_handlers", "addresses"}``.
+    """One Node (camelCase dict) → ``{"name", "labels", "allocatable", "runtime_handlers", "addresses", "ready"}``.
+
+    ``ready`` is the ``Ready`` condition as ``{"status", "heartbeat"}`` (``"True"``/``"False"``/``"Unknown"`` and
+    ``lastHeartbeatTime`` as the API wrote it), each None when the Node does not say (``ready_condition``).
 
     ``addresses`` is ``status.addresses`` as ``[{"type", "address"}]`` (InternalIP, Hostname, ...), in
     the kubelet's order.
@@ -137,7 +140,26 @@ def normalise_node(obj):
         "allocatable": _quantities(status.get("allocatable"), f"{what}: status.allocatable"),
         "runtime_handlers": runtime_handlers,
         "addresses": [{"type": entry["type"], "address": entry["address"]} for entry in addresses],
+        "ready": ready_condition(status.get("conditions")),
     }
+
+
+def ready_condition(conditions):
+    """``{"status", "heartbeat"}`` of the ``Ready`` condition among a Node's ``status.conditions``.
+
+    Anything that is not a readable Ready condition (no conditions, a malformed list, a non-string status or time)
+    leaves that part None: who reads it (``_facts/node_status``) counts None as "not proven ready", never as ready.
+    """
+    ready = {"status": None, "heartbeat": None}
+    if not isinstance(conditions, list):
+        return ready
+    for condition in conditions:
+        if isinstance(condition, dict) and condition.get("type") == "Ready":
+            for key, field in (("status", "status"), ("heartbeat", "lastHeartbeatTime")):
+                value = condition.get(field)
+                ready[key] = value if isinstance(value, str) and value else None
+            break
+    return ready
 
 
 def normalise_pod(obj):

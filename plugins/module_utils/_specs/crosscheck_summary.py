@@ -19,6 +19,8 @@ def get_crosscheck_summary_argument_spec():
             # rollout.yml: the variable holding a host's role failure, and the one set when its batch started.
             "role_failure_var": {"type": "str"},
             "batch_reached_var": {"type": "str"},
+            # localhost's registered node_status_verdicts result: the verdicts of the hosts judged from their Node.
+            "node_status_var": {"type": "str"},
         },
         "supports_check_mode": True,
         "mutually_exclusive": [("cluster_result", "cluster_result_var")],

@@ -14,6 +14,8 @@ def get_node_crosscheck_argument_spec():
     argument_spec = dict(containerd_facts_options(), **cluster_options())
     # One task per host over the whole fleet: the cluster is named, not templated into every host's task.
     argument_spec["cluster_result_var"]["default"] = "runtime_gate_cluster"
+    # localhost's node_status_verdicts result: a host it judged from its Node's status is not contacted.
+    argument_spec["node_status_var"] = dict(type="str")
     # The action takes it from runtime_gate_node_name, else inventory_hostname, when the task does not give it.
     argument_spec["node_name"] = dict(argument_spec["node_name"], required=False)
     return {

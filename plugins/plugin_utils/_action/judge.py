@@ -3,6 +3,8 @@
 """One host's verdict as an action plugin returns it (handler_crosscheck, node_crosscheck): the core judges, this
 only shapes the task result."""
 
+from collections.abc import Mapping
+
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.host_variables import stored_host_variables
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import failure_message
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_gathered, passed
@@ -20,7 +22,23 @@ def stored_cluster_result(task_vars, variable):
 def judged_result(judge_args, fail_on_verdict):
     """The verdict with ``passed`` and ``msg`` (the MISSING/UNKNOWN lines, then the findings that explain them);
     ``failed`` when the verdict is not OK and ``fail_on_verdict``."""
-    verdict = judge_gathered(**judge_args)
+    return verdict_result(judge_gathered(**judge_args), fail_on_verdict)
+
+
+def stored_node_status_verdict(task_vars, variable, host):
+    """The verdict localhost's ``node_status_verdicts`` result (the variable ``variable``, as stored) holds for ``host``,
+    or None: no such variable, a failed or skipped result, or a host it left to be judged from its node."""
+    if not variable:
+        return None
+    stored = stored_host_variables(task_vars, "localhost").get(variable)
+    if not isinstance(stored, Mapping) or stored.get("failed") or stored.get("skipped"):
+        return None
+    verdicts = stored.get("verdicts")
+    return verdicts.get(host) if isinstance(verdicts, Mapping) else None
+
+
+def verdict_result(verdict, fail_on_verdict):
+    """A verdict as a task result (see ``judged_result``)."""
     result = dict(verdict, changed=False, passed=passed(verdict))
     # One line that says what is missing and the codes of the findings that explain it (failure_message): any
     # stdout callback shows it readably; the console callback prints the findings under it (explanation_lines).

@@ -19,6 +19,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summ
     REPORTED_FIELDS,
     finding_line,
     verdict_counts,
+    verdict_source_counts,
     write_atomically,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import (
@@ -55,6 +56,7 @@ def build_report(verdicts, fleet, *, generated_at, inventory_sources=(), previou
         "generated_at": generated_at,
         "passed": run_passed(fleet["cluster"]["read"], hosts.values()),
         "counts": counts,
+        "verdict_sources": verdict_source_counts(verdicts),
         "sources": {"cluster": fleet["cluster"], "inventory": sorted(inventory_sources or [])},
         "fleet_findings": fleet["fleet_findings"],
         "overhead_findings": fleet["overhead_findings"],

@@ -48,7 +48,11 @@ REPORTED_FIELDS = {
     "files_examined": None,
     # What fleet_findings reads besides the runtimes: a merge of sliced runs recomputes them from the reports alone.
     "node_runtime_handlers": None,
+    # Where the verdict came from: "node" (the node's evidence, over its connection) or "node-status" (the Node's
+    # status.runtimeHandlers, no connection: plugin_utils/_action/verdict_sources).
+    "verdict_source": "node",
 }
+VERDICT_SOURCE_NAMES = ("node", "node-status")
 
 
 def collect_verdicts(registered_by_host):
@@ -71,6 +75,36 @@ def collect_verdicts(registered_by_host):
 
 def _or_default(value, default):
     return default if value is None else value
+
+
+def with_node_status_verdicts(registered_by_host, node_status_result):
+    """``registered_by_host`` plus the verdicts of a ``node_status_verdicts`` result for the hosts it lacks a verdict
+    of. A result that is absent, failed or skipped adds nothing: its hosts then have no verdict (UNKNOWN)."""
+    if not isinstance(node_status_result, dict) or node_status_result.get("failed") or node_status_result.get("skipped"):
+        return registered_by_host
+    merged = dict(registered_by_host)
+    for host, verdict in (node_status_result.get("verdicts") or {}).items():
+        if status_of(merged.get(host)) is None:
+            merged[host] = verdict
+    return merged
+
+
+def verdict_source_counts(verdicts):
+    """``{"node": n, "node-status": m}``: how many hosts were judged from their node and from their Node's status."""
+    counts = {source: 0 for source in VERDICT_SOURCE_NAMES}
+    for verdict in verdicts.values():
+        source = verdict.get("verdict_source") or "node"
+        counts[source] = counts.get(source, 0) + 1
+    return counts
+
+
+def verdict_source_line(verdicts):
+    """The table's line saying how many hosts were judged each way; None when every host was judged from its node."""
+    counts = verdict_source_counts(verdicts)
+    if not counts["node-status"]:
+        return None
+    return (f"judged from node.status.runtimeHandlers (no connection): {counts['node-status']} hosts; "
+            f"from the node over its connection: {counts['node']} hosts")
 
 
 def verdict_counts(verdicts):

@@ -41,11 +41,13 @@ EXPECTED = {
          "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]},
     ],
     "nodes": [
-        {"name": "gpu-0", "labels": {}, "allocatable": {"cpu": "4"}, "runtime_handlers": [], "addresses": []},
+        {"name": "gpu-0", "labels": {}, "allocatable": {"cpu": "4"}, "runtime_handlers": [], "addresses": [],
+         "ready": {"status": None, "heartbeat": None}},
         {"name": "gpu-1", "labels": {"nvidia.com/gpu.present": "true"}, "allocatable": {"cpu": "8", "nvidia.com/gpu": "1"},
          "runtime_handlers": [{"name": "", "features": {"recursiveReadOnlyMounts": True, "userNamespaces": False}},
                               {"name": "nvidia", "features": {"recursiveReadOnlyMounts": True, "userNamespaces": False}}],
-         "addresses": [{"type": "InternalIP", "address": "10.0.0.11"}, {"type": "Hostname", "address": "gpu-1"}]},
+         "addresses": [{"type": "InternalIP", "address": "10.0.0.11"}, {"type": "Hostname", "address": "gpu-1"}],
+         "ready": {"status": None, "heartbeat": None}},
     ],
     "pods": [],
 }
@@ -103,7 +105,21 @@ def test_numeric_overhead_quantities_become_strings():
 @pytest.mark.parametrize("status", [None, {}, {"runtimeHandlers": None}, {"runtimeHandlers": []}])
 def test_node_without_runtime_handlers_is_unknown_not_none(status):
     obj = {"metadata": {"name": "n"}, **({"status": status} if status is not None else {})}
-    assert normalise_node(obj) == {"name": "n", "labels": {}, "allocatable": {}, "runtime_handlers": [], "addresses": []}
+    assert normalise_node(obj) == {"name": "n", "labels": {}, "allocatable": {}, "runtime_handlers": [], "addresses": [],
+                                   "ready": {"status": None, "heartbeat": None}}
+
+
+@pytest.mark.parametrize(("conditions", "ready"), [
+    ([{"type": "Ready", "status": "True", "lastHeartbeatTime": "2026-12-03T00:00:00Z"}],
+     {"status": "True", "heartbeat": "2026-12-03T00:00:00Z"}),
+    ([{"type": "MemoryPressure", "status": "False"}, {"type": "Ready", "status": "False"}],
+     {"status": "False", "heartbeat": None}),
+    ([{"type": "Ready", "status": 1, "lastHeartbeatTime": 5}], {"status": None, "heartbeat": None}),
+    ("Ready", {"status": None, "heartbeat": None}),
+    ([None, "x"], {"status": None, "heartbeat": None}),
+])
+def test_node_ready_condition_is_read_or_left_unknown(conditions, ready):
+    assert normalise_node({"metadata": {"name": "n"}, "status": {"conditions": conditions}})["ready"] == ready
 
 
 def test_runtime_handler_without_name_or_features_is_the_default_handler():
