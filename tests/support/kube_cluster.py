@@ -73,11 +73,11 @@ AUDIT_POLICY = {
 NODE_READY_SECONDS = 30
 
 
-def binaries() -> dict:
+def binaries(names=COMPONENTS) -> dict:
     """name -> path of each built component; fails under CI (skips elsewhere) when one is not built."""
     built = components()
     found = {}
-    for name in COMPONENTS:
+    for name in names:
         entry = built.get(name)
         require_tool(entry is not None and os.access(entry["path"], os.X_OK),
                      f"{name} is not built: run tools/build-components {name} (make test does)")
@@ -359,12 +359,13 @@ def _wait_healthy(component, probe, deadline):
         time.sleep(0.2)
 
 
-def start_cluster(workdir: Path) -> KubeCluster:
+def start_cluster(workdir: Path, kwok: bool = True) -> KubeCluster:
     """etcd, kube-apiserver, kube-scheduler and kwok on loopback; returns once each answers its health check.
+    ``kwok=False``: no kwok, for real kubelets (support/real_nodes.py), which kwok's --manage-all-nodes would fight.
 
     Raises ``ClusterNotReady`` (with the failing component's log tail) after stopping what it started.
     """
-    paths = binaries()
+    paths = binaries(COMPONENTS if kwok else COMPONENTS[:-1])
     kubectl_bin = require_command("kubectl", "kubernetes-client")
     require_command("openssl", "openssl")
     require_tool(os.access(SETPRIV, os.X_OK), f"{SETPRIV} is missing: apt-get install util-linux")
@@ -427,6 +428,8 @@ def start_cluster(workdir: Path) -> KubeCluster:
         ], workdir, env)
         cluster.components["kube-scheduler"] = scheduler
         _wait_healthy(scheduler, lambda: _https_ok(f"https://127.0.0.1:{scheduler_port}/readyz", pki, None), deadline)
+        if not kwok:
+            return cluster
 
         kwok_kubeconfig = write_kubeconfig(workdir / "kwok.kubeconfig", server, pki / "ca.crt", "kwok-controller",
                                            pki / "kwok.crt", pki / "kwok.key")
