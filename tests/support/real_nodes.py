@@ -1,7 +1,7 @@
 """Real Kubernetes nodes for the cluster tests: a containerd release + the real kubelet, in namespaces of the test's own.
 
 A ``RealNode`` is a node tree (``<node_root>/etc/containerd`` as its /etc/containerd, ``<node_root>/usr/local`` as its
-/usr/local, where the nvidia runtimes' binaries are runc wrappers) brought to life:
+/usr/local, holding the runc shim, runc and the nvidia runtimes: ``install_node_binaries``) brought to life:
 
 - one namespace set per node (``unshare --mount --net --pid --fork --kill-child --mount-proc``): pid 1 of the PID
   namespace is a shell that makes the mounts and the network, then sleeps; containerd and the kubelet are started into
@@ -114,11 +114,22 @@ def cri_base(release: Release) -> str:
             '[plugins."io.containerd.grpc.v1.cri".containerd]\n  snapshotter = "native"\n')
 
 
-def runtime_wrapper(path: Path, runc: str):
-    """A runtime binary for a handler: a shell script that execs the machine's runc (the nvidia runtimes' stand-in)."""
+def runtime_wrapper(path: Path, target: str):
+    """A binary of the node: a shell script that execs ``target`` (e.g. the nvidia runtimes' stand-in, exec'ing runc)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f'#!/bin/sh\nexec {runc} "$@"\n', encoding="utf-8")
+    path.write_text(f'#!/bin/sh\nexec {target} "$@"\n', encoding="utf-8")
     path.chmod(0o755)
+
+
+def install_node_binaries(node_root: Path, release: Release, runc: str):
+    """The runtime binaries the node runs, as files of its tree (so the crosscheck, looking them up under host_root,
+    sees what the daemon runs): ``usr/local/bin/containerd-shim-runc-v2`` (the release's own shim) and
+    ``usr/local/sbin/runc`` (the machine's runc), each a script that execs the real one. The namespace mounts
+    ``<node_root>/usr/local`` at /usr/local, first on containerd's PATH."""
+    shim = os.path.join(os.path.dirname(release.binary), "containerd-shim-runc-v2")
+    require_tool(os.access(shim, os.X_OK), f"{shim} is missing: rebuild {release} with tools/build-components")
+    for relative, target in (("usr/local/bin/containerd-shim-runc-v2", shim), ("usr/local/sbin/runc", runc)):
+        runtime_wrapper(node_root / relative, target)
 
 
 def kubelet_config(name: str) -> dict:
@@ -201,8 +212,7 @@ class RealNode:
         self.pid1 = int(children.read_text().split()[0])
 
     def start_containerd(self):
-        shim_dir = os.path.dirname(self.release.binary)
-        env = {"PATH": f"{shim_dir}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root"}
+        env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root"}
         self.socket.unlink(missing_ok=True)
         self.containerd = self._inside("containerd", [self.release.binary, "--config", "/etc/containerd/config.toml"],
                                        env)
@@ -301,13 +311,14 @@ def start_real_node(cluster: KubeCluster, name: str, release: Release, node_root
     # Unix socket paths must fit in 108 bytes: a short directory.
     node = RealNode(name, release, Path(node_root), Path(tempfile.mkdtemp(prefix="rn-", dir=work_parent)), cluster, paths)
     try:
+        install_node_binaries(node.node_root, release, paths["runc"])
         node.start_namespace()
         node.start_containerd()
         if node.ctr("plugins", "ls", check=False).returncode == 0:
             node.import_images()
         node.start_kubelet()
-        cluster.wait_for(f"Node {name} registered by its kubelet",
-                         lambda: cluster.kubectl("get", "node", name, check=False).returncode == 0, READY_SECONDS)
+        node._wait("the Node registered by its kubelet",
+                   lambda: cluster.kubectl("get", "node", name, check=False).returncode == 0, node.kubelet, READY_SECONDS)
     except BaseException:
         node.stop()
         raise
