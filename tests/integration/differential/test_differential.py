@@ -59,4 +59,5 @@ def test_no_disagreement_with_the_real_daemons(differential, capsys):
     with capsys.disabled():
         print()
         disagreements = tool.report(outcomes, generated, out=sys.stdout)
+        tool.coverage(generated, tool.releases(), out=sys.stdout)
     assert disagreements == 0, "see the trees printed above"
