@@ -157,7 +157,8 @@ def run_crosscheck(lab, out: Path):
                PATH=os.path.dirname(crictl()) + os.pathsep + env.get("PATH", ""))
     completed = subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(out / "hosts.yml"),
                                 str(REPO_ROOT / "playbooks" / "crosscheck.yml"),
-                                "-e", f"runtime_gate_verdicts_file={out / 'verdicts.json'}"],
+                                "-e", f"runtime_gate_verdicts_file={out / 'verdicts.json'}",
+                                "-e", f"runtime_gate_report_dir={out / 'report'}"],
                                cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
     verdicts_file = out / "verdicts.json"
     assert verdicts_file.exists(), completed.stdout[-4000:] + completed.stderr[-2000:]
@@ -224,6 +225,11 @@ def test_node_status_runtime_handlers_agree_and_follow_a_restart(lab):
     assert all(status["restartCount"] == 0 for status in still["status"]["containerStatuses"]), still["status"]
     verdicts, _run = run_crosscheck(lab, lab["work"] / "handlers-after")
     assert verdicts["rn-22"]["missing_handlers"] == ["nvdia", "nvidia-cdi"], verdicts["rn-22"]
+    # The pods still running there under nvidia-cdi (this one, and the matrix's) are named: they fail when recreated.
+    report = json.loads((lab["work"] / "handlers-after" / "report" / "report.json").read_text(encoding="utf-8"))
+    stranded = [finding for finding in report["fleet_findings"] if finding["code"] == "PODS_RUN_ON_UNSERVED_HANDLER"]
+    assert [(finding["host"], finding["evidence"]["handler"], finding["evidence"]["pods"]) for finding in stranded] == [
+        ("rn-22", "nvidia-cdi", [f"{NAMESPACE}/rn-22-keeps-nvidia-cdi", f"{NAMESPACE}/rn-22-nvidia-cdi"])], stranded
     # A new pod under the removed handler now fails where the old one still runs.
     cluster.apply_objects(workload_pod("rn-22-new-nvidia-cdi", "rn-22", "nvidia-cdi"))
     outcome, message = outcomes(cluster, ["rn-22-new-nvidia-cdi"])["rn-22-new-nvidia-cdi"]
