@@ -264,16 +264,33 @@ class RealNode:
 
     # --- whole node -------------------------------------------------------------------------------------------
     def stop(self):
-        """Stop the kubelet and containerd (SIGTERM, then SIGKILL), then kill pid 1 of the namespace: the kernel
-        kills whatever else runs in it (shims, pods)."""
-        for component in (self.kubelet, self.containerd, self.namespace, self.bridge):
-            if component is not None:
-                component.stop()
-        for pgid in self.started:
+        """SIGKILL every process group this node started, the namespace's first: its pid 1 dies, and the kernel kills
+        whatever else runs in the PID namespace (kubelet, containerd, shims, pods). A test node keeps nothing worth a
+        graceful stop, and this takes no time."""
+        groups = [self.namespace.process.pid] if self.namespace else []
+        for pgid in groups + [pgid for pgid in self.started if pgid not in groups]:
             try:
                 os.killpg(pgid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        for component in (self.namespace, self.kubelet, self.containerd, self.bridge):
+            if component is not None and component.process.poll() is None:
+                component.process.wait(timeout=STOP_SECONDS)
+
+    def processes(self) -> list[int]:
+        """Every live PID of this node: what it started, the namespace's pid 1, and all their descendants."""
+        found, queue = set(), [*self.started, *([self.pid1] if self.pid1 else [])]
+        while queue:
+            pid = queue.pop()
+            if pid in found or not Path(f"/proc/{pid}").exists():
+                continue
+            found.add(pid)
+            for children in Path(f"/proc/{pid}/task").glob("*/children"):
+                try:
+                    queue.extend(int(child) for child in children.read_text().split())
+                except OSError:
+                    pass
+        return sorted(found)
 
     def leftovers(self) -> list[int]:
         """PIDs still alive of what this node started (its process groups, and the namespace's pid 1)."""
