@@ -136,9 +136,10 @@ def outcomes(cluster, names, seconds=POD_SECONDS):
     return cluster.wait_for(f"every pod of {sorted(names)} Running or FailedCreatePodSandBox", probe, seconds, interval=1)
 
 
-def run_crosscheck(lab, out: Path):
-    """playbooks/crosscheck.yml over the real nodes: each node's tree (host_root) run by its own containerd release,
-    its running daemon asked on its socket (crictl), the cluster read with the admin kubeconfig. host -> verdict."""
+def run_crosscheck(lab, out: Path, playbook="crosscheck.yml", extra=None):
+    """playbooks/crosscheck.yml (or ``playbook``, with ``extra`` vars) over the real nodes: each node's tree (host_root)
+    run by its own containerd release, its running daemon asked on its socket (crictl), the cluster read with the admin
+    kubeconfig. (host -> verdict, the completed run)."""
     hosts = {}
     for name, node in lab["nodes"].items():
         hosts[name] = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
@@ -156,7 +157,7 @@ def run_crosscheck(lab, out: Path):
                K8S_AUTH_KUBECONFIG=str(lab["cluster"].admin_kubeconfig),
                PATH=os.path.dirname(crictl()) + os.pathsep + env.get("PATH", ""))
     completed = subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(out / "hosts.yml"),
-                                str(REPO_ROOT / "playbooks" / "crosscheck.yml"),
+                                str(REPO_ROOT / "playbooks" / playbook), "-e", json.dumps(extra or {}),
                                 "-e", f"runtime_gate_verdicts_file={out / 'verdicts.json'}",
                                 "-e", f"runtime_gate_report_dir={out / 'report'}"],
                                cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
@@ -234,3 +235,46 @@ def test_node_status_runtime_handlers_agree_and_follow_a_restart(lab):
     cluster.apply_objects(workload_pod("rn-22-new-nvidia-cdi", "rn-22", "nvidia-cdi"))
     outcome, message = outcomes(cluster, ["rn-22-new-nvidia-cdi"])["rn-22-new-nvidia-cdi"]
     assert outcome == "FailedCreatePodSandBox" and 'no runtime for "nvidia-cdi"' in message, message
+
+
+GATE_LABEL = "handler.runtime-gate.gpufleet.io/nvidia"
+
+
+def test_the_gate_keeps_new_pods_off_a_node_broken_again(lab):
+    """nightly.yml's gate step labels each Node with the handlers it was proven to serve and binds a class to its
+    handler's label; the real scheduler then places that class's new pods only on serving nodes, and off a node
+    whose nvidia runtime was removed (containerd restarted) once the next run took its label away."""
+    cluster, nodes = lab["cluster"], lab["nodes"]
+    # Only nvidia is required now. nightly.yml's gate play is not reached when every judged host failed (ansible-playbook
+    # ends the run when a play has no host left): with nvdia and nvidia-cdi required, every node here is MISSING.
+    cluster.kubectl("delete", "runtimeclass", "nvidia-typo", "nvidia-cdi")
+    cluster.apply_objects({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia-gated"},
+                           "handler": "nvidia"})
+    gate = {"runtime_gate_label_nodes": True, "runtime_gate_label_apply": True,
+            "runtime_gate_label_bind_runtimeclasses": ["nvidia-gated"]}
+
+    def labelled():
+        return sorted(name for name in nodes if cluster.get("node", name)["metadata"]["labels"].get(GATE_LABEL) == "served")
+
+    def place(names):
+        for name in names:
+            pod = workload_pod(name, None, "nvidia-gated")
+            del pod["spec"]["nodeName"]
+            cluster.apply_objects(pod)
+        outcomes(cluster, names)
+        return {cluster.get("pod", name, "-n", NAMESPACE)["spec"]["nodeName"] for name in names}
+
+    _verdicts, run = run_crosscheck(lab, lab["work"] / "gate-1", "nightly.yml", gate)
+    assert labelled() == ["rn-22", "rn-24"], run.stdout[-3000:]
+    selector = cluster.get("runtimeclass", "nvidia-gated")["scheduling"]["nodeSelector"]
+    assert selector == {GATE_LABEL: "served"}, selector
+    assert place([f"gated-{index}" for index in range(4)]) <= {"rn-22", "rn-24"}
+
+    # rn-24 broken again: its partial drop-in loses nvidia, containerd restarts.
+    dropin = nodes["rn-24"].node_root / "etc" / "containerd" / "conf.d" / "50-nvidia.conf"
+    dropin.write_text("version = 2\n", encoding="utf-8")
+    nodes["rn-24"].restart_containerd()
+    verdicts, run = run_crosscheck(lab, lab["work"] / "gate-2", "nightly.yml", gate)
+    assert "nvidia" in verdicts["rn-24"]["missing_handlers"], verdicts["rn-24"]
+    assert labelled() == ["rn-22"], run.stdout[-3000:]
+    assert place([f"gated-after-{index}" for index in range(3)]) == {"rn-22"}
