@@ -273,9 +273,18 @@ class RealNode:
                 os.killpg(pgid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        if self.pid1:
+            try:
+                os.kill(self.pid1, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         for component in (self.namespace, self.kubelet, self.containerd, self.bridge):
             if component is not None and component.process.poll() is None:
                 component.process.wait(timeout=STOP_SECONDS)
+        # The namespace's pid 1 is no child of ours, and the kernel ends the rest of the namespace asynchronously: wait.
+        deadline = time.monotonic() + STOP_SECONDS
+        while self.leftovers() and time.monotonic() < deadline:
+            time.sleep(0.1)
 
     def processes(self) -> list[int]:
         """Every live PID of this node: what it started, the namespace's pid 1, and all their descendants."""
@@ -297,10 +306,10 @@ class RealNode:
         alive = []
         for pid in [*self.started, *([self.pid1] if self.pid1 else [])]:
             try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
                 continue
-            if Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z":
+            if state != "Z":
                 alive.append(pid)
         return alive
 

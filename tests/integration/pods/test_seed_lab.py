@@ -278,3 +278,35 @@ def test_the_gate_keeps_new_pods_off_a_node_broken_again(lab):
     assert "nvidia" in verdicts["rn-24"]["missing_handlers"], verdicts["rn-24"]
     assert labelled() == ["rn-22"], run.stdout[-3000:]
     assert place([f"gated-after-{index}" for index in range(3)]) == {"rn-22"}
+
+
+def millicpu(quantity):
+    return int(quantity[:-1]) if quantity.endswith("m") else int(float(quantity) * 1000)
+
+
+def test_overhead_warning_against_the_real_kubelets_allocatable(lab):
+    """A class with overhead, bound to the served-nvidia label (rn-22 alone after the gate test): a pod that fits the real
+    kubelet's allocatable CPU without the overhead but not with it stays Pending (the real scheduler), and the
+    crosscheck's overhead warning names exactly that pod; a small one runs and is not named."""
+    cluster = lab["cluster"]
+    cluster.apply_objects({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia-vm"},
+                           "handler": "nvidia", "overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}},
+                           "scheduling": {"nodeSelector": {GATE_LABEL: "served"}}})
+    allocatable = millicpu(cluster.get("node", "rn-22")["status"]["allocatable"]["cpu"])
+    for name, cpu in (("vm-small", "100m"), ("vm-big", f"{allocatable - 100}m")):
+        pod = workload_pod(name, None, "nvidia-vm")
+        del pod["spec"]["nodeName"]
+        pod["spec"]["containers"][0]["resources"] = {"requests": {"cpu": cpu}}
+        cluster.apply_objects(pod)
+    assert outcomes(cluster, ["vm-small"])["vm-small"][0] == "Running"
+
+    def unschedulable():
+        conditions = cluster.get("pod", "vm-big", "-n", NAMESPACE)["status"].get("conditions") or []
+        return any(c["type"] == "PodScheduled" and c.get("reason") == "Unschedulable" for c in conditions)
+    cluster.wait_for("vm-big left Pending by the scheduler", unschedulable, POD_SECONDS)
+
+    _verdicts, _run = run_crosscheck(lab, lab["work"] / "overhead")
+    report = json.loads((lab["work"] / "overhead" / "report" / "report.json").read_text(encoding="utf-8"))
+    warned = {(finding["host"], finding["evidence"]["pod"]) for finding in report["overhead_findings"]
+              if finding["code"] == "POD_DOES_NOT_FIT_WITH_OVERHEAD"}
+    assert warned == {("rn-22", f"{NAMESPACE}/vm-big")}, report["overhead_findings"]
