@@ -15,7 +15,7 @@ node must serve every handler. A Pod per node x class (pinned with ``nodeName``)
 ``FailedCreatePodSandBox ... no runtime for "<handler>" is configured``; the real crosscheck.yml over the three nodes'
 trees and daemons must name exactly the failing (node, handler) pairs MISSING.
 
-Time: about 40 s on a quiet machine for the module (cluster and nodes up in ~15 s).
+Time: about 3 minutes on a loaded 2-core machine (cluster and nodes up in about 20 s; six ansible-playbook runs).
 """
 import json
 import os
