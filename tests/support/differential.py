@@ -11,7 +11,8 @@ module's ``gather`` + ``gather_surroundings``, the controller's ``facts_from_evi
 
 Truth, one of two kinds (``truth["kind"]``): ``sandbox`` — a handler is served when a pod sandbox of it starts
 (``crictl runp --runtime <handler>`` with the pause image reaches SANDBOX_READY; the tree's usr/bin holds the release's
-real runc shim and a runc wrapper, RUNC_WRAPPER), whatever ``crictl info`` lists; ``crictl info`` — what the daemon serves, less (for the modes that examine the node's files) the handlers whose sandboxes
+real runc shim and a runc wrapper, RUNC_WRAPPER), whatever ``crictl info`` lists; ``crictl info`` — what the daemon
+serves, less (for the modes that examine the node's files) the handlers whose sandboxes
 cannot start because the shim or runtime binary they need is not in the node's tree (``startable``; a daemon lists such a
 handler all the same). Each mode's served set (``loaded_runtimes``; nothing for UNKNOWN) is compared with it for every
 handler a tree can define: a handler we serve that the daemon does not is a false OK, the reverse a false MISSING; UNKNOWN while the
@@ -78,7 +79,8 @@ for argument in "$@"; do
 done
 exec {runc} "$@"
 """
-# The pause image under the name each release's CRI uses by default (1.6.20: 3.6, 1.7.35: 3.8, 2.0-2.2: 3.10, 2.3.4/2.4.2: 3.10.2; each seen in its pull error), plus
+# The pause image under the name each release's CRI uses by default (1.6.20: 3.6, 1.7.35: 3.8, 2.0-2.2: 3.10,
+# 2.3.4/2.4.2: 3.10.2; each seen in its pull error), plus
 # the project's own name; trees in the generator never set sandbox_image.
 PAUSE_NAMES = ("registry.k8s.io/pause:3.6", "registry.k8s.io/pause:3.8", "registry.k8s.io/pause:3.9", "registry.k8s.io/pause:3.10.2",
                "registry.k8s.io/pause:3.10", "registry.k8s.io/pause:3.10.1")

@@ -207,7 +207,7 @@ class RealNode:
             "unshare", "--mount", "--net", "--pid", "--fork", "--kill-child", "--mount-proc", "--propagation", "private",
             "--", "/bin/sh", "-c", _NAMESPACE_SCRIPT, "namespace", str(self.work),
             str(self.node_root / "etc" / "containerd"), str(self.node_root / "usr" / "local")])
-        self._wait("its namespace", lambda: (self.work / "namespace-ready").exists(), self.namespace, BOOT_SECONDS)
+        self._wait("its namespace", (self.work / "namespace-ready").exists, self.namespace, BOOT_SECONDS)
         children = Path(f"/proc/{self.namespace.process.pid}/task/{self.namespace.process.pid}/children")
         self.pid1 = int(children.read_text().split()[0])
 

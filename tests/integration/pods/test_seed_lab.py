@@ -5,7 +5,7 @@ One real control plane (etcd, kube-apiserver, kube-scheduler; no kwok) and three
 
 | node | containerd | its tree | what it serves |
 |---|---|---|---|
-| ``rn-24`` | 2.4 | ``imports = ["/etc/containerd/conf.d/*.conf"]``; a partial drop-in ``50-nvidia.conf`` (nvidia alone, deep-merged); ``99-nvidia-cdi.toml``, which the glob never matches | runc, nvidia |
+| ``rn-24`` | 2.4 | ``imports = [".../conf.d/*.conf"]``; partial drop-in ``50-nvidia.conf``; ``99-nvidia-cdi.toml`` never matched | runc, nvidia |
 | ``rn-22`` | 2.2 | every runtime in the root config, ``default_runtime_name = "nvidia"`` (the default runtime changed) | runc, nvidia, nvidia-cdi |
 | ``rn-17`` | 1.7 | v3 on 1.x: a ``version = 3`` root with the nvidia runtimes in 2.x tables, a ``version = 2`` drop-in with runc | runc |
 
