@@ -8,6 +8,7 @@ About 20 s.
 """
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -36,7 +37,7 @@ cluster.apply_objects({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "
                                 "containers": [{"name": "w", "image": WORKLOAD_IMAGE, "imagePullPolicy": "Never"}]}})
 cluster.wait_for("the pod Running", lambda: cluster.get("pod", "w", "-n", "doomed")["status"].get("phase") == "Running", 90)
 pids = node.processes() + [component.process.pid for component in cluster.components.values()]
-print(json.dumps({"pids": pids, "names": {pid: Path(f"/proc/{pid}/comm").read_text().strip() for pid in pids}}), flush=True)
+print(json.dumps({"work": str(node.work), "pids": pids, "names": {pid: Path(f"/proc/{pid}/comm").read_text().strip() for pid in pids}}), flush=True)
 time.sleep(600)
 """
 
@@ -66,3 +67,4 @@ def test_a_killed_test_process_leaves_no_node_process(tmp_path):
     while (left := [pid for pid in started["pids"] if alive(pid)]) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not left, {pid: started["names"][str(pid)] for pid in left}
+    shutil.rmtree(started["work"], ignore_errors=True)  # the node's work directory, which the killed child kept
