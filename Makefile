@@ -47,8 +47,10 @@ demo-rollout: venv system-packages
 # The real third-party binaries the tests run, built once per machine from the Go module proxy with the `go` client
 # into ~/.cache/gpufleet-runtime-gate (tools/build-components prints what it builds and how long it takes; the first
 # run takes about 15 minutes on 2 cores, later runs a second): containerd releases and crictl for the node side,
-# etcd, kube-apiserver, kube-scheduler and kwok for the real cluster of tests/integration/cluster.
-COMPONENTS ?= containerd-1.7 containerd-2.2 containerd-2.3 containerd-2.4 crictl etcd kube-apiserver kube-scheduler kwok
+# etcd, kube-apiserver, kube-scheduler and kwok for the real cluster of tests/integration/cluster, kubelet and ctr for its
+# real nodes (tests/support/real_nodes.py).
+COMPONENTS ?= containerd-1.7 containerd-2.0 containerd-2.1 containerd-2.2 containerd-2.3 containerd-2.4 ctr crictl etcd \
+	kube-apiserver kube-scheduler kubelet kwok
 components:
 	@tools/build-components $(COMPONENTS)
 

@@ -28,7 +28,7 @@ CACHE = Path(os.environ.get("RUNTIME_GATE_CACHE") or Path.home() / ".cache" / "g
 MANIFEST = CACHE / "bin" / "components.json"
 DEBIAN_CONTAINERD = "/usr/bin/containerd"
 CONTAINERD_AT_ETC = REPO_ROOT / "inventory" / "demo" / "bin" / "containerd-at-etc"
-BUILT_RELEASES = ("containerd-1.7", "containerd-2.2", "containerd-2.3", "containerd-2.4")
+BUILT_RELEASES = ("containerd-1.7", "containerd-2.0", "containerd-2.1", "containerd-2.2", "containerd-2.3", "containerd-2.4")
 BOOT_SECONDS = 30
 STOP_SECONDS = 20
 
@@ -143,12 +143,22 @@ mount --bind "$work/run" /run/containerd
 mount --bind "$work/root" /var/lib/containerd
 mount -t tmpfs tmpfs /opt
 cd /
+if [ -n "${SANDBOX_NODE_ROOT:-}" ] && [ -d "$SANDBOX_NODE_ROOT/usr/bin" ]; then
+    # Sandbox truth: the node tree's /usr/bin (its runc and runc shim) in front of the machine's, first on PATH.
+    mount -t overlay overlay -o "lowerdir=$SANDBOX_NODE_ROOT/usr/bin:/usr/bin" /usr/bin
+    PATH=/usr/bin:/bin
+    export PATH
+fi
 exec "$bin" --config /etc/containerd/config.toml
 """
 
 
-def start_daemon(release: Release, node_root: Path, work_parent: str = "/tmp") -> Daemon:
-    """Start ``release`` on the tree; returns once it booted or exited (a config it refuses ends it: check ``running()``)."""
+def start_daemon(release: Release, node_root: Path, work_parent: str = "/tmp", sandboxes: bool = False) -> Daemon:
+    """Start ``release`` on the tree; returns once it booted or exited (a config it refuses ends it: check ``running()``).
+
+    ``sandboxes``: the daemon will start pod sandboxes (support.differential's sandbox truth): it runs in a PID namespace
+    of its own as well (its shims and sandboxes die with it), with the tree's ``usr/bin`` laid over /usr/bin (overlayfs,
+    read-only) and PATH=/usr/bin:/bin, so the runc and shim it finds are the tree's."""
     require_tool(os.geteuid() == 0, "a containerd daemon in a private mount namespace needs root")
     require_tool(os.path.isdir("/etc/containerd"), "/etc/containerd must exist as the mount point")
     # Unix socket paths must fit in 108 bytes: a short directory.
@@ -156,10 +166,12 @@ def start_daemon(release: Release, node_root: Path, work_parent: str = "/tmp") -
     (work_dir / "run").mkdir()
     (work_dir / "root").mkdir()
     with open(work_dir / "containerd.log", "wb") as log, open(os.devnull, "rb") as devnull:
+        namespaces = ["--mount", "--pid", "--fork", "--kill-child", "--mount-proc"] if sandboxes else ["--mount"]
+        env = dict(os.environ, SANDBOX_NODE_ROOT=str(node_root)) if sandboxes else None
         process = subprocess.Popen(
-            ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", _NAMESPACE_SCRIPT, "daemon",
+            ["unshare", *namespaces, "--propagation", "private", "--", "/bin/sh", "-c", _NAMESPACE_SCRIPT, "daemon",
              str(node_root / "etc" / "containerd"), str(work_dir), release.binary],
-            stdin=devnull, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd="/")
+            stdin=devnull, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd="/", env=env)
     daemon = Daemon(release, node_root, work_dir, process)
     deadline = time.monotonic() + BOOT_SECONDS
     while "containerd successfully booted" not in daemon.log():

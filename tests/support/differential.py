@@ -9,7 +9,10 @@ module's ``gather`` + ``gather_surroundings``, the controller's ``facts_from_evi
 * ``dump``: the dump that release printed, judged by itself — no version, no host root, no daemon;
 * ``dump+root``: the same dump with the node's tree as ``host_root`` and the version file beside it.
 
-The truth is what the daemon serves, less (for the modes that examine the node's files) the handlers whose sandboxes
+Truth, one of two kinds (``truth["kind"]``): ``sandbox`` — a handler is served when a pod sandbox of it starts
+(``crictl runp --runtime <handler>`` with the pause image reaches SANDBOX_READY; the tree's usr/bin holds the release's
+real runc shim and a runc wrapper, RUNC_WRAPPER), whatever ``crictl info`` lists; ``crictl info`` — what the daemon
+serves, less (for the modes that examine the node's files) the handlers whose sandboxes
 cannot start because the shim or runtime binary they need is not in the node's tree (``startable``; a daemon lists such a
 handler all the same). Each mode's served set (``loaded_runtimes``; nothing for UNKNOWN) is compared with it for every
 handler a tree can define: a handler we serve that the daemon does not is a false OK, the reverse a false MISSING; UNKNOWN while the
@@ -17,11 +20,15 @@ daemon serves the handler is reported as such (fail closed, but a disagreement a
 """
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
 from support.config_trees import ALL_HANDLERS, Tree
+from support.oci_images import PAUSE_IMAGE
 from support.containerd_daemons import Release, config_dump, containerd_wrapper, remove_daemon, served_by_daemon, start_daemon
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import facts_from_evidence
@@ -54,18 +61,109 @@ def verdict_for(params):
     return judge_and_explain(facts, RUNTIMECLASSES, node_name="node", node_labels={}), None
 
 
-def judge_tree(tree: Tree, release: Release, crictl_bin: str) -> dict:
-    """Truth and the three verdicts for ``tree`` on ``release``: ``{"truth", "modes": {mode: {...}}, "disagreements"}``."""
+# The sandbox truth's runc (the tree's /usr/bin/runc): what these machines cannot give a sandbox is taken out of runc's
+# arguments and bundle, nothing else — no systemd (``--systemd-cgroup`` dropped: cgroupfs) and no CAP_SYS_RESOURCE (the
+# bundle's ``oomScoreAdj`` set to 0, as containerd's ``restrict_oom_score_adj`` would). Then the machine's runc.
+RUNC_WRAPPER = """#!/bin/sh
+# runc for the differential's sandbox truth (tests/support/differential.py)
+previous=
+for argument in "$@"; do
+    if [ "$previous" = --bundle ] || [ "$previous" = -b ]; then
+        sed -i 's/"oomScoreAdj":-\\{0,1\\}[0-9]*/"oomScoreAdj":0/' "$argument/config.json"
+    fi
+    previous=$argument
+done
+for argument in "$@"; do
+    shift
+    [ "$argument" = --systemd-cgroup ] || set -- "$@" "$argument"
+done
+exec {runc} "$@"
+"""
+# The pause image under the name each release's CRI uses by default (1.6.20: 3.6, 1.7.35: 3.8, 2.0-2.2: 3.10,
+# 2.3.4/2.4.2: 3.10.2; each seen in its pull error), plus
+# the project's own name; trees in the generator never set sandbox_image.
+PAUSE_NAMES = ("registry.k8s.io/pause:3.6", "registry.k8s.io/pause:3.8", "registry.k8s.io/pause:3.9", "registry.k8s.io/pause:3.10.2",
+               "registry.k8s.io/pause:3.10", "registry.k8s.io/pause:3.10.1")
+SANDBOX_SECONDS = 60
+
+
+def _link_or_copy(source: str, target: Path):
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def sandbox_binaries(node_root: Path, release: Release):
+    """The node's runc (RUNC_WRAPPER) and the release's own runc shim, in its usr/bin."""
+    runc = shutil.which("runc") or "/usr/sbin/runc"
+    wrapper = node_root / "usr" / "bin" / "runc"
+    wrapper.parent.mkdir(parents=True, exist_ok=True)
+    wrapper.write_text(RUNC_WRAPPER.replace("{runc}", runc), encoding="utf-8")
+    wrapper.chmod(0o755)
+    _link_or_copy(os.path.join(os.path.dirname(release.binary), "containerd-shim-runc-v2"),
+                  node_root / "usr" / "bin" / "containerd-shim-runc-v2")
+
+
+def _run(argv, timeout=SANDBOX_SECONDS, **kwargs):
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False, cwd="/", **kwargs)
+
+
+def sandbox_served(daemon, truth, crictl_bin: str, ctr_bin: str, pause_tar: Path) -> dict:
+    """handler -> None when a pod sandbox of that handler reached SANDBOX_READY (``crictl runp --runtime``, host network,
+    the pause image imported with ``ctr --local``), else why not. Every handler the daemon lists is tried."""
+    if not truth["cri"]:
+        return {}
+    ctr = [ctr_bin, "--address", str(daemon.socket), "--namespace", "k8s.io"]
+    for snapshotter in ("overlayfs", "native"):
+        _run([*ctr, "images", "import", "--local", "--snapshotter", snapshotter, str(pause_tar)])
+    for name in PAUSE_NAMES:
+        _run([*ctr, "images", "tag", "--local", "--force", PAUSE_IMAGE, name])
+    crictl = [crictl_bin, "--runtime-endpoint", f"unix://{daemon.socket}", "--timeout", "30s"]
+    env = dict(os.environ, HOME=str(daemon.work_dir))
+    results = {}
+    for handler in sorted(truth["runtimes"]):
+        config = daemon.work_dir / f"sandbox-{handler}.json"
+        config.write_text(json.dumps({"metadata": {"name": f"truth-{handler}", "namespace": "differential",
+                                                   "uid": f"truth-{handler}", "attempt": 0},
+                                      "linux": {"security_context": {"namespace_options": {"network": 2}}}}),
+                          encoding="utf-8")
+        started = _run([*crictl, "runp", "--runtime", handler, str(config)], env=env)
+        if started.returncode != 0:
+            results[handler] = (started.stderr.strip() or started.stdout.strip())[-300:]
+            continue
+        sandbox_id = started.stdout.strip().splitlines()[-1]
+        inspected = _run([*crictl, "inspectp", sandbox_id], env=env)
+        state = json.loads(inspected.stdout)["status"]["state"] if inspected.returncode == 0 else inspected.stderr
+        results[handler] = None if state == "SANDBOX_READY" else f"sandbox state {state}"
+        _run([*crictl, "stopp", sandbox_id], env=env)
+        _run([*crictl, "rmp", "--force", sandbox_id], env=env)
+    return results
+
+
+def judge_tree(tree: Tree, release: Release, crictl_bin: str, sandbox: dict | None = None) -> dict:
+    """Truth and the three verdicts for ``tree`` on ``release``: ``{"truth", "modes": {mode: {...}}, "disagreements"}``.
+
+    ``sandbox`` (``{"ctr": path, "pause": OCI tar}``): sandbox truth — a handler is served when its pod sandbox starts
+    (``sandbox_served``), with the release's real runc shim and a runc wrapper (RUNC_WRAPPER) in the node's usr/bin;
+    else ``crictl info`` truth, with stand-ins (/bin/true) for those binaries."""
     scratch = Path(tempfile.mkdtemp(prefix="diff-"))
     try:
         node_root = tree.write(scratch / "node")
-        # The node's runtimes: BinaryName /usr/bin/runc and the runc shim exist on the node, as on this machine.
-        for binary in ("usr/bin/runc", "usr/bin/containerd-shim-runc-v2"):
-            (node_root / binary).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy("/bin/true", node_root / binary)
-        daemon = start_daemon(release, node_root)
+        if sandbox:
+            sandbox_binaries(node_root, release)
+        else:
+            # The node's runtimes: BinaryName /usr/bin/runc and the runc shim exist on the node, as on this machine.
+            for binary in ("usr/bin/runc", "usr/bin/containerd-shim-runc-v2"):
+                (node_root / binary).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy("/bin/true", node_root / binary)
+        daemon = start_daemon(release, node_root, sandboxes=bool(sandbox))
         try:
             truth = served_by_daemon(daemon, crictl_bin)
+            truth["kind"] = "sandbox" if sandbox else "crictl info"
+            if sandbox:
+                truth["sandboxes"] = sandbox_served(daemon, truth, crictl_bin, sandbox["ctr"], sandbox["pause"])
             modes = {}
             wrapper = containerd_wrapper(release, scratch)
             modes["live"] = verdict_for(_params(containerd_bin=wrapper, host_root=str(node_root), ask_daemon=True,
@@ -115,7 +213,11 @@ def startable(truth, node_root):
 
 
 def compare(tree, release, truth, modes, node_root):
-    startable_truth = set(startable(truth, node_root)) & set(ALL_HANDLERS)
+    if truth["kind"] == "sandbox":
+        # A handler whose sandbox does not start is not served, whatever the daemon lists.
+        startable_truth = {handler for handler, failure in truth["sandboxes"].items() if failure is None} & set(ALL_HANDLERS)
+    else:
+        startable_truth = set(startable(truth, node_root)) & set(ALL_HANDLERS)
     disagreements, results = [], {}
     for mode in MODES:
         # A dump judged by itself examines no file of the node: it can know what the daemon lists, not which binaries exist.
@@ -184,8 +286,10 @@ def wrong_reasons(mode, truth, verdict):
 
 def describe(tree: Tree, outcome: dict) -> str:
     truth = outcome["truth"]
-    lines = [f"containerd {outcome['release']}: daemon running={truth['running']} cri={truth['cri']} "
+    lines = [f"containerd {outcome['release']} (truth: {truth['kind']}): daemon running={truth['running']} cri={truth['cri']} "
              f"serves={truth['served']} runtimes={truth['runtimes']} error={str(truth['error'])[-300:]!r}"]
+    if truth.get("sandboxes") is not None:
+        lines.append(f"  sandboxes: {truth['sandboxes']}")
     for mode, result in outcome["modes"].items():
         lines.append(f"  {mode}: {result['status']} served={sorted(result['served']) if result['served'] is not None else None} "
                      f"reason={str(result['reason'])[:300]!r}")

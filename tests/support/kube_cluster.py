@@ -71,13 +71,15 @@ AUDIT_POLICY = {
     ]}
 # Ready, as kwok's node-initialize stage reports it; pods bind as soon as the scheduler sees the Node.
 NODE_READY_SECONDS = 30
+# The label of the Nodes kwok plays when real kubelets run beside it (start_cluster(kwok="labelled")).
+KWOK_LABEL = "kwok.gpufleet.io/fake"
 
 
-def binaries() -> dict:
+def binaries(names=COMPONENTS) -> dict:
     """name -> path of each built component; fails under CI (skips elsewhere) when one is not built."""
     built = components()
     found = {}
-    for name in COMPONENTS:
+    for name in names:
         entry = built.get(name)
         require_tool(entry is not None and os.access(entry["path"], os.X_OK),
                      f"{name} is not built: run tools/build-components {name} (make test does)")
@@ -136,6 +138,7 @@ class KubeCluster:
     pki: Path
     components: dict = field(default_factory=dict)
     kubectl_bin: str = "kubectl"
+    kwok_label: str | None = None   # set: kwok plays only the Nodes carrying it (start_cluster(kwok="labelled"))
 
     @property
     def audit_log(self) -> Path:
@@ -253,7 +256,8 @@ class KubeCluster:
                                                                         "userNamespaces": False}}
                                          for handler in runtime_handlers]
         self.apply_objects({"apiVersion": "v1", "kind": "Node",
-                            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+                            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {}),
+                                                                  **({self.kwok_label: "true"} if self.kwok_label else {})}},
                             "spec": {"unschedulable": True} if unschedulable else {}, "status": status})
         return self.wait_for(f"Node {name} Ready (kwok)", lambda: _ready(self.get("node", name)), NODE_READY_SECONDS)
 
@@ -359,12 +363,14 @@ def _wait_healthy(component, probe, deadline):
         time.sleep(0.2)
 
 
-def start_cluster(workdir: Path) -> KubeCluster:
+def start_cluster(workdir: Path, kwok: bool | str = True) -> KubeCluster:
     """etcd, kube-apiserver, kube-scheduler and kwok on loopback; returns once each answers its health check.
+    ``kwok=False``: no kwok, for real kubelets only (support/real_nodes.py), which kwok's --manage-all-nodes would fight;
+    ``kwok="labelled"``: kwok plays only the Nodes ``add_node`` registers (label ``KWOK_LABEL``), real kubelets beside.
 
     Raises ``ClusterNotReady`` (with the failing component's log tail) after stopping what it started.
     """
-    paths = binaries()
+    paths = binaries(COMPONENTS if kwok else COMPONENTS[:-1])
     kubectl_bin = require_command("kubectl", "kubernetes-client")
     require_command("openssl", "openssl")
     require_tool(os.access(SETPRIV, os.X_OK), f"{SETPRIV} is missing: apt-get install util-linux")
@@ -427,15 +433,20 @@ def start_cluster(workdir: Path) -> KubeCluster:
         ], workdir, env)
         cluster.components["kube-scheduler"] = scheduler
         _wait_healthy(scheduler, lambda: _https_ok(f"https://127.0.0.1:{scheduler_port}/readyz", pki, None), deadline)
+        if not kwok:
+            return cluster
 
         kwok_kubeconfig = write_kubeconfig(workdir / "kwok.kubeconfig", server, pki / "ca.crt", "kwok-controller",
                                            pki / "kwok.crt", pki / "kwok.key")
-        kwok = _spawn("kwok", [
-            paths["kwok"], f"--kubeconfig={kwok_kubeconfig}", "--manage-all-nodes=true",
+        managed = (["--manage-all-nodes=false", f"--manage-nodes-with-label-selector={KWOK_LABEL}=true"]
+                   if kwok == "labelled" else ["--manage-all-nodes=true"])
+        cluster.kwok_label = KWOK_LABEL if kwok == "labelled" else None
+        kwok_process = _spawn("kwok", [
+            paths["kwok"], f"--kubeconfig={kwok_kubeconfig}", *managed,
             f"--server-address=127.0.0.1:{kwok_port}",
         ], workdir, env)
-        cluster.components["kwok"] = kwok
-        _wait_healthy(kwok, lambda: _http_ok(f"http://127.0.0.1:{kwok_port}/healthz"), deadline)
+        cluster.components["kwok"] = kwok_process
+        _wait_healthy(kwok_process, lambda: _http_ok(f"http://127.0.0.1:{kwok_port}/healthz"), deadline)
     except BaseException:
         cluster.stop()
         raise

@@ -42,6 +42,8 @@ _REGISTRY = (
     FindingCode("HANDLER_SERVED_NOWHERE", "fleet", EITHER, "a RuntimeClass handler no judged node serves"),
     FindingCode("RUNTIMECLASS_WITHOUT_NODESELECTOR", "fleet", (WARNING,),
                 "a class without nodeSelector whose handler some judged node lacks"),
+    FindingCode("PODS_RUN_ON_UNSERVED_HANDLER", "fleet", (WARNING,),
+                "pods still running on a judged node under a handler it no longer serves"),
     # a run that cannot vouch for the fleet (_summary)
     FindingCode("CLUSTER_NOT_READ", "run", (ERROR,), "the cluster's RuntimeClasses could not be read"),
     FindingCode("NO_HOST_JUDGED", "run", (ERROR,), "the host pattern matched no inventory host"),

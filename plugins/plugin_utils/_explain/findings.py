@@ -139,7 +139,7 @@ def _host_of(verdict):
 
 
 def fleet_findings(verdicts, cluster):
-    """HANDLER_SERVED_NOWHERE and RUNTIMECLASS_WITHOUT_NODESELECTOR over one run's verdicts.
+    """HANDLER_SERVED_NOWHERE, RUNTIMECLASS_WITHOUT_NODESELECTOR and PODS_RUN_ON_UNSERVED_HANDLER over one run's verdicts.
 
     Silent when no host was judged: a run that reached no node cannot say a handler is served nowhere.
     """
@@ -182,6 +182,33 @@ def fleet_findings(verdicts, cluster):
                 {"runtimeclass": runtimeclass["name"], "handler": runtimeclass["handler"], "nodes_lacking": lacking},
                 [runtimeclass["handler"]],
             ))
+    findings.extend(_pods_on_unserved_handlers(judged, runtimeclasses, pods))
+    return findings
+
+
+def _pods_on_unserved_handlers(judged, runtimeclasses, pods):
+    """PODS_RUN_ON_UNSERVED_HANDLER, one per judged node and handler: Running pods whose class's handler the node no longer
+    serves. A sandbox keeps running after its handler leaves containerd's config (measured on real kubelets with
+    containerd 2.2: 0 restarts); only a new sandbox fails, so the pods fail when recreated."""
+    handler_of = {runtimeclass["name"]: runtimeclass["handler"] for runtimeclass in runtimeclasses}
+    findings = []
+    for verdict in sorted(judged, key=_host_of):
+        node = _host_of(verdict)
+        served = set(verdict.get("loaded_runtimes") or ())
+        stranded = {}
+        for pod in pods:
+            handler = handler_of.get(pod.get("runtime_class"))
+            if pod.get("node") == node and pod.get("phase") == "Running" and handler and handler not in served:
+                stranded.setdefault(handler, []).append(pod)
+        for handler, stranded_pods in sorted(stranded.items()):
+            names = sorted(f"{pod.get('namespace')}/{pod.get('name')}" for pod in stranded_pods)
+            findings.append(make_finding(
+                "PODS_RUN_ON_UNSERVED_HANDLER", WARNING,
+                f"{len(names)} pod(s) run on {node} under handler {handler!r}, which it no longer serves; they fail "
+                f"when recreated: {', '.join(names)}.",
+                f"Configure {handler!r} on {node} again (and restart containerd), or move these pods to a node that "
+                "serves it before they are recreated.",
+                {"node": node, "handler": handler, "pods": names}, [handler], host=node))
     return findings
 
 

@@ -1,7 +1,9 @@
 """Our verdict against what real containerd daemons serve: generated trees x every release x three modes.
 
 The oracle is the real daemon (tests/support/differential.py): for each generated tree (tests/support/config_trees.py)
-and each release, `crictl info` on a daemon started on the tree says which handlers are served. Every disagreement
+and each release (1.6, 1.7, 2.0, 2.1, 2.2, 2.3, 2.4), a daemon started on the tree says which handlers are served — for
+the first 20 trees by starting a pod sandbox of each handler it lists (`crictl runp`, sandbox truth), for the others by
+`crictl info`. Every disagreement
 — a false OK, a false MISSING, UNKNOWN where the daemon serves, a confirmed cause without its reason code — fails
 with the tree printed. `make differential` runs the same over 1,000 trees (tools/differential).
 """
@@ -13,6 +15,9 @@ from support.paths import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "tools"))
 TREES = int(os.environ.get("RUNTIME_GATE_DIFFERENTIAL_TREES", "100"))
+# The first SANDBOX_TREES trees use sandbox truth (a handler is served when its pod sandbox starts), the rest crictl info.
+SANDBOX_TREES = min(TREES, 20)
+RELEASES = {"1.6", "1.7", "2.0", "2.1", "2.2", "2.3", "2.4"}
 JOBS = 3
 
 
@@ -30,17 +35,23 @@ def _differential_tool():
 @pytest.fixture(scope="module")
 def differential():
     tool = _differential_tool()
-    outcomes, generated = tool.run(TREES, 1, JOBS, out=None)
+    outcomes, generated = tool.run(TREES, 1, JOBS, out=None, sandbox_trees=SANDBOX_TREES)
     return tool, outcomes, generated
 
 
 def test_every_release_ran_every_tree(differential):
     tool, outcomes, _generated = differential
     table = tool.totals(outcomes)
-    assert {row["trees"] for row in table.values()} == {TREES}
+    assert {".".join(release.split(".")[:2]) for release, _truth in table} == RELEASES
+    assert {(truth, row["trees"]) for (_release, truth), row in table.items()} == {
+        ("sandbox", SANDBOX_TREES), ("crictl info", TREES - SANDBOX_TREES)} - {("crictl info", 0)}
     # The generator must keep reaching both sides: trees whose CRI serves, and trees it refuses.
-    for release, row in table.items():
-        assert 0 < row["cri"] < TREES, f"containerd {release}: CRI up on {row['cri']} of {TREES} trees"
+    for release in {release for release, _truth in table}:
+        cri = sum(row["cri"] for (each, _truth), row in table.items() if each == release)
+        assert 0 < cri < TREES, f"containerd {release}: CRI up on {cri} of {TREES} trees"
+        # Sandbox truth is real: on every release some sandboxes start and some do not.
+        started, failed = table[(release, "sandbox")]["sandboxes"]
+        assert started and failed, f"containerd {release}: {started} sandboxes started, {failed} failed"
 
 
 def test_no_disagreement_with_the_real_daemons(differential, capsys):
@@ -48,4 +59,5 @@ def test_no_disagreement_with_the_real_daemons(differential, capsys):
     with capsys.disabled():
         print()
         disagreements = tool.report(outcomes, generated, out=sys.stdout)
+        tool.coverage(generated, tool.releases(), out=sys.stdout)
     assert disagreements == 0, "see the trees printed above"

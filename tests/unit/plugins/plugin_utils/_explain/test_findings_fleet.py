@@ -38,6 +38,24 @@ def test_handler_served_nowhere_without_a_close_name_guesses_nothing():
     assert finding["evidence"]["pods"] == [] and finding["severity"] == "error"
 
 
+def test_pods_running_under_a_handler_the_node_no_longer_serves_are_named():
+    # gpu-node-03's dump serves runc and nvidia, not nvidia-cdi.
+    classes = [runtimeclass("nvidia", "nvidia"), runtimeclass("nvidia-cdi", "nvidia-cdi")]
+    verdict = judge_and_explain(demo_facts("gpu-node-03"), classes, node_name="gpu-node-03", node_labels={})
+    pods = [{"namespace": "ml", "name": "old-cdi", "node": "gpu-node-03", "phase": "Running", "runtime_class": "nvidia-cdi"},
+            {"namespace": "ml", "name": "stuck-cdi", "node": "gpu-node-03", "phase": "Pending", "runtime_class": "nvidia-cdi"},
+            {"namespace": "ml", "name": "elsewhere", "node": "gpu-node-01", "phase": "Running", "runtime_class": "nvidia-cdi"},
+            {"namespace": "ml", "name": "served", "node": "gpu-node-03", "phase": "Running", "runtime_class": "nvidia"}]
+    [finding] = [item for item in fleet_findings([verdict], {"runtimeclasses": classes, "pods": pods})
+                 if item["code"] == "PODS_RUN_ON_UNSERVED_HANDLER"]
+    assert (finding["severity"], finding["host"], finding["handlers"]) == ("warning", "gpu-node-03", ["nvidia-cdi"])
+    assert finding["evidence"] == {"node": "gpu-node-03", "handler": "nvidia-cdi", "pods": ["ml/old-cdi"]}
+    assert finding["message"].startswith("1 pod(s) run on gpu-node-03 under handler 'nvidia-cdi'")
+    # Nothing running there under it: no finding.
+    assert not [item for item in fleet_findings([verdict], {"runtimeclasses": classes, "pods": pods[1:]})
+                if item["code"] == "PODS_RUN_ON_UNSERVED_HANDLER"]
+
+
 def test_runtimeclass_with_node_selector_is_not_flagged():
     verdicts = [judge_and_explain(demo_facts("gpu-node-03"), CLASSES, node_name="gpu-node-03", node_labels=GPU_LABELS)]
     findings = fleet_findings(verdicts, {"runtimeclasses": CLASSES})

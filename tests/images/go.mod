@@ -1,0 +1,3 @@
+module gpufleet.local/test-images
+
+go 1.24

@@ -1,0 +1,312 @@
+"""The seed lab on real nodes: what the crosscheck says of each node x RuntimeClass is what a real Pod does there.
+
+One real control plane (etcd, kube-apiserver, kube-scheduler; no kwok) and three real kubelets v1.34.4
+(support/real_nodes.py), each on its own containerd release and config tree, started once for the module:
+
+| node | containerd | its tree | what it serves |
+|---|---|---|---|
+| ``rn-24`` | 2.4 | ``imports = [".../conf.d/*.conf"]``; partial drop-in ``50-nvidia.conf``; ``99-nvidia-cdi.toml`` never matched | runc, nvidia |
+| ``rn-22`` | 2.2 | every runtime in the root config, ``default_runtime_name = "nvidia"`` (the default runtime changed) | runc, nvidia, nvidia-cdi |
+| ``rn-17`` | 1.7 | v3 on 1.x: a ``version = 3`` root with the nvidia runtimes in 2.x tables, a ``version = 2`` drop-in with runc | runc |
+
+The nvidia runtimes' binaries are runc wrappers under /usr/local/nvidia/toolkit of each tree. RuntimeClasses:
+``nvidia``, ``nvidia-cdi`` and the mistyped ``nvidia-typo`` (handler ``nvdia``), none with a nodeSelector, so every
+node must serve every handler. A Pod per node x class (pinned with ``nodeName``) either runs or gets the kubelet's
+``FailedCreatePodSandBox ... no runtime for "<handler>" is configured``; the real crosscheck.yml over the three nodes'
+trees and daemons must name exactly the failing (node, handler) pairs MISSING.
+
+Time: about 3 minutes on a loaded 2-core machine (cluster and nodes up in about 20 s; six ansible-playbook runs).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from support.containerd_daemons import containerd_wrapper, crictl, releases
+from support.kube_cluster import ClusterNotReady, start_cluster
+from support.oci_images import WORKLOAD_IMAGE
+from support.paths import REPO_ROOT
+from support.real_nodes import NVIDIA_DIR, cri_base, remove_real_node, runtime_wrapper, start_real_node
+
+NAMESPACE = "seed-lab"
+CRI = 'plugins."io.containerd.grpc.v1.cri".containerd'
+CLASSES = {"nvidia": "nvidia", "nvidia-cdi": "nvidia-cdi", "nvidia-typo": "nvdia"}
+POD_SECONDS = 120
+HANDLERS_FOLLOW_SECONDS = 60
+
+
+def runtime(name, binary=None):
+    text = f'[{CRI}.runtimes.{name}]\n  runtime_type = "io.containerd.runc.v2"\n'
+    if binary:
+        text += f'  [{CRI}.runtimes.{name}.options]\n    BinaryName = "{binary}"\n'
+    return text
+
+
+NVIDIA = runtime("nvidia", f"{NVIDIA_DIR}/nvidia-container-runtime")
+NVIDIA_CDI = runtime("nvidia-cdi", f"{NVIDIA_DIR}/nvidia-container-runtime.cdi")
+
+
+def trees(release_of):
+    """node name -> (release, {path under the node's /etc/containerd: text})."""
+    def root(release, imports=None, default="runc", body=""):
+        head = "version = 2\n" + (f"imports = {json.dumps(imports)}\n" if imports else "")
+        return head + cri_base(release) + f'  default_runtime_name = "{default}"\n' + runtime("runc") + body
+    v3_runtimes = "".join(text.replace(CRI, 'plugins."io.containerd.cri.v1.runtime".containerd')
+                          for text in (NVIDIA, NVIDIA_CDI))
+    return {
+        # A partial drop-in (nvidia alone, deep-merged by 2.x) matched by the .conf glob; nvidia-cdi's .toml is not.
+        "rn-24": (release_of["2.4"], {"config.toml": root(release_of["2.4"], ["/etc/containerd/conf.d/*.conf"]),
+                                      "conf.d/50-nvidia.conf": "version = 2\n" + NVIDIA,
+                                      "conf.d/99-nvidia-cdi.toml": "version = 2\n" + NVIDIA_CDI}),
+        "rn-22": (release_of["2.2"], {"config.toml": root(release_of["2.2"], default="nvidia", body=NVIDIA + NVIDIA_CDI)}),
+        # v3 on 1.x: the root's 2.x tables are ignored (a v2 drop-in makes the merged version 2, so 1.7 starts).
+        "rn-17": (release_of["1.7"], {"config.toml": 'version = 3\nimports = ["/etc/containerd/conf.d/*.toml"]\n'
+                                                     + v3_runtimes,
+                                      "conf.d/00-base.toml": root(release_of["1.7"])}),
+    }
+
+
+def write_tree(node_root: Path, files: dict):
+    for relative, text in files.items():
+        path = node_root / "etc" / "containerd" / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    for binary in ("nvidia-container-runtime", "nvidia-container-runtime.cdi"):
+        runtime_wrapper(node_root / NVIDIA_DIR.lstrip("/") / binary, shutil.which("runc") or "/usr/sbin/runc")
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """The cluster, its three real nodes (``{"cluster", "nodes": {name: RealNode}, "work"}``); everything stopped after
+    the module, and checked stopped."""
+    work = tmp_path_factory.mktemp("seed-lab")
+    release_of = {release.name: release for release in releases()}
+    try:
+        cluster = start_cluster(work / "cluster", kwok=False)
+    except ClusterNotReady as err:
+        pytest.fail(f"the test cluster did not start: {err}", pytrace=False)
+    nodes = {}
+    try:
+        for name, (release, files) in trees(release_of).items():
+            write_tree(work / name, files)
+            nodes[name] = start_real_node(cluster, name, release, work / name)
+        cluster.namespace(NAMESPACE)
+        cluster.apply_objects(*({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name},
+                                 "handler": handler} for name, handler in CLASSES.items()))
+        yield {"cluster": cluster, "nodes": nodes, "work": work}
+    finally:
+        for node in nodes.values():
+            remove_real_node(node)
+        cluster.stop()
+    left = {name: node.leftovers() for name, node in nodes.items() if node.leftovers()}
+    assert not left, f"still running after the lab was stopped: {left}"
+
+
+def workload_pod(name, node_name, class_name, **spec):
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NAMESPACE},
+            "spec": {"nodeName": node_name, "runtimeClassName": class_name, "automountServiceAccountToken": False,
+                     "terminationGracePeriodSeconds": 1, **spec,
+                     "containers": [{"name": "work", "image": WORKLOAD_IMAGE, "imagePullPolicy": "Never"}]}}
+
+
+def sandbox_failures(cluster):
+    """pod name -> message of its latest FailedCreatePodSandBox event."""
+    events = cluster.get("events", "-n", NAMESPACE)["items"]
+    return {event["involvedObject"]["name"]: event["message"] for event in events
+            if event.get("reason") == "FailedCreatePodSandBox"}
+
+
+def outcomes(cluster, names, seconds=POD_SECONDS):
+    """pod name -> ("Running", None) or ("FailedCreatePodSandBox", message), once every pod reached one of them."""
+    def probe():
+        pods = {item["metadata"]["name"]: item for item in cluster.get("pods", "-n", NAMESPACE)["items"]}
+        failed = sandbox_failures(cluster)
+        found = {}
+        for name in names:
+            if (pods.get(name, {}).get("status") or {}).get("phase") == "Running":
+                found[name] = ("Running", None)
+            elif name in failed:
+                found[name] = ("FailedCreatePodSandBox", failed[name])
+        return found if len(found) == len(names) else None
+    return cluster.wait_for(f"every pod of {sorted(names)} Running or FailedCreatePodSandBox", probe, seconds, interval=1)
+
+
+def run_crosscheck(lab, out: Path, playbook="crosscheck.yml", extra=None):
+    """playbooks/crosscheck.yml (or ``playbook``, with ``extra`` vars) over the real nodes: each node's tree (host_root)
+    run by its own containerd release, its running daemon asked on its socket (crictl), the cluster read with the admin
+    kubeconfig. (host -> verdict, the completed run)."""
+    hosts = {}
+    for name, node in lab["nodes"].items():
+        hosts[name] = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                       "runtime_gate_host_root": str(node.node_root),
+                       "runtime_gate_containerd_config": "/etc/containerd/config.toml",
+                       "runtime_gate_containerd_bin": containerd_wrapper(node.release, node.work),
+                       "runtime_gate_containerd_socket": str(node.socket), "runtime_gate_dump_file": ""}
+    out.mkdir(parents=True, exist_ok=True)
+    inventory = {"all": {"hosts": {"localhost": {"ansible_connection": "local"}},
+                         "children": {"gpu_nodes": {"hosts": hosts}}}}
+    (out / "hosts.yml").write_text(yaml.safe_dump(inventory), encoding="utf-8")
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith("K8S_AUTH_") and key not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST")}
+    env.update(ANSIBLE_CONFIG=str(REPO_ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               K8S_AUTH_KUBECONFIG=str(lab["cluster"].admin_kubeconfig),
+               PATH=os.path.dirname(crictl()) + os.pathsep + env.get("PATH", ""))
+    completed = subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(out / "hosts.yml"),
+                                str(REPO_ROOT / "playbooks" / playbook), "-e", json.dumps(extra or {}),
+                                "-e", f"runtime_gate_verdicts_file={out / 'verdicts.json'}",
+                                "-e", f"runtime_gate_report_dir={out / 'report'}"],
+                               cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    verdicts_file = out / "verdicts.json"
+    assert verdicts_file.exists(), completed.stdout[-4000:] + completed.stderr[-2000:]
+    return json.loads(verdicts_file.read_text(encoding="utf-8"))["hosts"], completed
+
+
+def test_every_pod_does_what_the_crosscheck_says(lab):
+    cluster = lab["cluster"]
+    matrix = {(node, class_name): f"{node}-{class_name}" for node in lab["nodes"] for class_name in CLASSES}
+    started = time.monotonic()
+    cluster.apply_objects(*(workload_pod(pod, node, class_name) for (node, class_name), pod in matrix.items()))
+    did = outcomes(cluster, list(matrix.values()))
+    print(f"\n{len(matrix)} pods decided in {time.monotonic() - started:.0f} s")
+
+    verdicts, run = run_crosscheck(lab, lab["work"] / "crosscheck")
+    assert set(verdicts) == set(lab["nodes"]), run.stdout[-3000:]
+    assert all(verdict["verdict"] in ("OK", "MISSING") for verdict in verdicts.values()), verdicts
+    judged = {(node, class_name): ("FailedCreatePodSandBox" if CLASSES[class_name] in verdicts[node]["missing_handlers"]
+                                   else "Running") for node, class_name in matrix}
+    observed = {key: did[pod][0] for key, pod in matrix.items()}
+    assert observed == judged, "\n".join(f"{key}: pod {observed[key]}, crosscheck {judged[key]}"
+                                         for key in matrix if observed[key] != judged[key])
+    for (node, class_name), pod in matrix.items():
+        if did[pod][0] == "FailedCreatePodSandBox":
+            assert f'no runtime for "{CLASSES[class_name]}" is configured' in did[pod][1], did[pod][1]
+    # The lab's cases, as the crosscheck must see them (and as the pods showed them).
+    assert {node: verdict["missing_handlers"] for node, verdict in verdicts.items()} == {
+        "rn-24": ["nvdia", "nvidia-cdi"], "rn-22": ["nvdia"], "rn-17": ["nvdia", "nvidia", "nvidia-cdi"]}
+    assert run.returncode == 2
+
+
+def served_by_kubelet(cluster, name):
+    handlers = (cluster.get("node", name).get("status") or {}).get("runtimeHandlers")
+    return None if handlers is None else sorted(entry["name"] for entry in handlers if entry["name"])
+
+
+def test_node_status_runtime_handlers_agree_and_follow_a_restart(lab):
+    """containerd >= 2.0: the kubelet's status.runtimeHandlers is what the daemon serves, so the verdict read from it
+    equals the verdict from the node's files and daemon; after a restart with a runtime removed it follows within a
+    deadline, while a pod already running under that handler keeps running."""
+    cluster, nodes = lab["cluster"], lab["nodes"]
+    verdicts, _run = run_crosscheck(lab, lab["work"] / "handlers-before")
+    for name, node in nodes.items():
+        handlers = served_by_kubelet(cluster, name)
+        if node.release.name.startswith("1."):
+            assert handlers is None, f"containerd {node.release} reports no runtime handlers"
+            continue
+        from_status = sorted(set(CLASSES.values()) - set(handlers))
+        assert from_status == verdicts[name]["missing_handlers"], (name, handlers, verdicts[name])
+
+    node = nodes["rn-22"]
+    pod = "rn-22-keeps-nvidia-cdi"
+    cluster.apply_objects(workload_pod(pod, "rn-22", "nvidia-cdi"))
+    assert outcomes(cluster, [pod])[pod][0] == "Running"
+    config = node.node_root / "etc" / "containerd" / "config.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace(NVIDIA_CDI, ""), encoding="utf-8")
+    started = time.monotonic()
+    node.restart_containerd()
+    cluster.wait_for("status.runtimeHandlers of rn-22 without nvidia-cdi",
+                     lambda: served_by_kubelet(cluster, "rn-22") == ["nvidia", "runc"], HANDLERS_FOLLOW_SECONDS, interval=0.5)
+    print(f"\nstatus.runtimeHandlers followed the restart in {time.monotonic() - started:.1f} s")
+    still = cluster.get("pod", pod, "-n", NAMESPACE)
+    assert still["status"]["phase"] == "Running", still["status"]
+    assert all(status["restartCount"] == 0 for status in still["status"]["containerStatuses"]), still["status"]
+    verdicts, _run = run_crosscheck(lab, lab["work"] / "handlers-after")
+    assert verdicts["rn-22"]["missing_handlers"] == ["nvdia", "nvidia-cdi"], verdicts["rn-22"]
+    # The pods still running there under nvidia-cdi (this one, and the matrix's) are named: they fail when recreated.
+    report = json.loads((lab["work"] / "handlers-after" / "report" / "report.json").read_text(encoding="utf-8"))
+    stranded = [finding for finding in report["fleet_findings"] if finding["code"] == "PODS_RUN_ON_UNSERVED_HANDLER"]
+    assert [(finding["host"], finding["evidence"]["handler"], finding["evidence"]["pods"]) for finding in stranded] == [
+        ("rn-22", "nvidia-cdi", [f"{NAMESPACE}/rn-22-keeps-nvidia-cdi", f"{NAMESPACE}/rn-22-nvidia-cdi"])], stranded
+    # A new pod under the removed handler now fails where the old one still runs.
+    cluster.apply_objects(workload_pod("rn-22-new-nvidia-cdi", "rn-22", "nvidia-cdi"))
+    outcome, message = outcomes(cluster, ["rn-22-new-nvidia-cdi"])["rn-22-new-nvidia-cdi"]
+    assert outcome == "FailedCreatePodSandBox" and 'no runtime for "nvidia-cdi"' in message, message
+
+
+GATE_LABEL = "handler.runtime-gate.gpufleet.io/nvidia"
+
+
+def test_the_gate_keeps_new_pods_off_a_node_broken_again(lab):
+    """nightly.yml's gate step labels each Node with the handlers it was proven to serve and binds a class to its
+    handler's label; the real scheduler then places that class's new pods only on serving nodes, and off a node
+    whose nvidia runtime was removed (containerd restarted) once the next run took its label away."""
+    cluster, nodes = lab["cluster"], lab["nodes"]
+    # Only nvidia is required now. nightly.yml's gate play is not reached when every judged host failed (ansible-playbook
+    # ends the run when a play has no host left): with nvdia and nvidia-cdi required, every node here is MISSING.
+    cluster.kubectl("delete", "runtimeclass", "nvidia-typo", "nvidia-cdi")
+    cluster.apply_objects({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia-gated"},
+                           "handler": "nvidia"})
+    gate = {"runtime_gate_label_nodes": True, "runtime_gate_label_apply": True,
+            "runtime_gate_label_bind_runtimeclasses": ["nvidia-gated"]}
+
+    def labelled():
+        return sorted(name for name in nodes if cluster.get("node", name)["metadata"]["labels"].get(GATE_LABEL) == "served")
+
+    def place(names):
+        for name in names:
+            pod = workload_pod(name, None, "nvidia-gated")
+            del pod["spec"]["nodeName"]
+            cluster.apply_objects(pod)
+        outcomes(cluster, names)
+        return {cluster.get("pod", name, "-n", NAMESPACE)["spec"]["nodeName"] for name in names}
+
+    _verdicts, run = run_crosscheck(lab, lab["work"] / "gate-1", "nightly.yml", gate)
+    assert labelled() == ["rn-22", "rn-24"], run.stdout[-3000:]
+    selector = cluster.get("runtimeclass", "nvidia-gated")["scheduling"]["nodeSelector"]
+    assert selector == {GATE_LABEL: "served"}, selector
+    assert place([f"gated-{index}" for index in range(4)]) <= {"rn-22", "rn-24"}
+
+    # rn-24 broken again: its partial drop-in loses nvidia, containerd restarts.
+    dropin = nodes["rn-24"].node_root / "etc" / "containerd" / "conf.d" / "50-nvidia.conf"
+    dropin.write_text("version = 2\n", encoding="utf-8")
+    nodes["rn-24"].restart_containerd()
+    verdicts, run = run_crosscheck(lab, lab["work"] / "gate-2", "nightly.yml", gate)
+    assert "nvidia" in verdicts["rn-24"]["missing_handlers"], verdicts["rn-24"]
+    assert labelled() == ["rn-22"], run.stdout[-3000:]
+    assert place([f"gated-after-{index}" for index in range(3)]) == {"rn-22"}
+
+
+def millicpu(quantity):
+    return int(quantity[:-1]) if quantity.endswith("m") else int(float(quantity) * 1000)
+
+
+def test_overhead_warning_against_the_real_kubelets_allocatable(lab):
+    """A class with overhead, bound to the served-nvidia label (rn-22 alone after the gate test): a pod that fits the real
+    kubelet's allocatable CPU without the overhead but not with it stays Pending (the real scheduler), and the
+    crosscheck's overhead warning names exactly that pod; a small one runs and is not named."""
+    cluster = lab["cluster"]
+    cluster.apply_objects({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia-vm"},
+                           "handler": "nvidia", "overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}},
+                           "scheduling": {"nodeSelector": {GATE_LABEL: "served"}}})
+    allocatable = millicpu(cluster.get("node", "rn-22")["status"]["allocatable"]["cpu"])
+    for name, cpu in (("vm-small", "100m"), ("vm-big", f"{allocatable - 100}m")):
+        pod = workload_pod(name, None, "nvidia-vm")
+        del pod["spec"]["nodeName"]
+        pod["spec"]["containers"][0]["resources"] = {"requests": {"cpu": cpu}}
+        cluster.apply_objects(pod)
+    assert outcomes(cluster, ["vm-small"])["vm-small"][0] == "Running"
+
+    def unschedulable():
+        conditions = cluster.get("pod", "vm-big", "-n", NAMESPACE)["status"].get("conditions") or []
+        return any(c["type"] == "PodScheduled" and c.get("reason") == "Unschedulable" for c in conditions)
+    cluster.wait_for("vm-big left Pending by the scheduler", unschedulable, POD_SECONDS)
+
+    _verdicts, _run = run_crosscheck(lab, lab["work"] / "overhead")
+    report = json.loads((lab["work"] / "overhead" / "report" / "report.json").read_text(encoding="utf-8"))
+    warned = {(finding["host"], finding["evidence"]["pod"]) for finding in report["overhead_findings"]
+              if finding["code"] == "POD_DOES_NOT_FIT_WITH_OVERHEAD"}
+    assert warned == {("rn-22", f"{NAMESPACE}/vm-big")}, report["overhead_findings"]
