@@ -156,8 +156,11 @@ def run_crosscheck(lab, out: Path, playbook="crosscheck.yml", extra=None):
     env.update(ANSIBLE_CONFIG=str(REPO_ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                K8S_AUTH_KUBECONFIG=str(lab["cluster"].admin_kubeconfig),
                PATH=os.path.dirname(crictl()) + os.pathsep + env.get("PATH", ""))
+    # Judged over "SSH" (the node's files and daemon), never from the Nodes' status: the kubelet reports a restart's
+    # handlers only at its next sync (4-8 s here), and these tests compare the files' and daemon's truth with the pods.
     completed = subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(out / "hosts.yml"),
-                                str(REPO_ROOT / "playbooks" / playbook), "-e", json.dumps(extra or {}),
+                                str(REPO_ROOT / "playbooks" / playbook),
+                                "-e", json.dumps({"runtime_gate_verdict_source": "ssh", **(extra or {})}),
                                 "-e", f"runtime_gate_verdicts_file={out / 'verdicts.json'}",
                                 "-e", f"runtime_gate_report_dir={out / 'report'}"],
                                cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
