@@ -17,8 +17,8 @@ BOUND = 300
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8), st.sampled_from(["True", "False", "Unknown"]))
 TIMES = st.one_of(SCALARS, st.integers(min_value=-10**6, max_value=10**6).map(
     lambda seconds: (NOW - timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")))
-CONDITION = st.fixed_dictionaries({}, optional={"type": st.one_of(SCALARS, st.just("Ready")),
-                                                 "status": SCALARS, "lastHeartbeatTime": TIMES})
+CONDITION = st.fixed_dictionaries({}, optional={
+    "type": st.one_of(SCALARS, st.just("Ready")), "status": SCALARS, "lastHeartbeatTime": TIMES})
 CONDITIONS = st.one_of(SCALARS, st.lists(st.one_of(CONDITION, SCALARS), max_size=3))
 HANDLERS = st.one_of(st.none(), st.lists(st.one_of(
     st.fixed_dictionaries({"name": st.one_of(st.sampled_from(["", "runc", "nvidia"]), SCALARS)}), SCALARS), max_size=4))

@@ -11,7 +11,6 @@ judged over its connection it would be MISSING, so its OK can only have come fro
 """
 import json
 import sys
-from pathlib import Path
 
 import pytest
 import yaml

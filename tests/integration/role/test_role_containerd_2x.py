@@ -41,7 +41,6 @@ RUNC_SYSTEMD_V3 = f"""[plugins.{V3_RUNTIME}.containerd.runtimes.runc]
 """
 
 
-
 def play(inventory: Path, *args, env):
     return s.run_playbook(ROLE_PLAYBOOK, inventory, *args, env=env, wrapper=s.HIDE_MACHINE_SOCKET)
 

@@ -19,11 +19,11 @@ RUNTIMECLASSES = [{"name": "nvidia", "handler": "nvidia", "node_selector": GPU},
                   {"name": "kata", "handler": "kata", "node_selector": {"vm": "true"}}]
 
 
-def node(name, handlers, ready="True", heartbeat=FRESH, labels=GPU):
+def node(name, handlers, ready="True", heartbeat=FRESH, labels=None):
     status = {"conditions": [{"type": "Ready", "status": ready, "lastHeartbeatTime": heartbeat}]}
     if handlers is not None:
         status["runtimeHandlers"] = [{"name": handler} for handler in handlers]
-    return normalise_node({"metadata": {"name": name, "labels": labels}, "status": status})
+    return normalise_node({"metadata": {"name": name, "labels": GPU if labels is None else labels}, "status": status})
 
 
 CLUSTER = {"runtimeclasses": RUNTIMECLASSES, "nodes": [
@@ -36,8 +36,8 @@ CLUSTER = {"runtimeclasses": RUNTIMECLASSES, "nodes": [
 HOSTS = {name: name for name in ("ok", "missing", "stale", "notready", "old-containerd", "not-a-node")}
 
 
-def split(mode, cluster=CLUSTER, **kwargs):
-    return split_by_verdict_source(HOSTS, cluster, mode, now=NOW, max_heartbeat_age=300, **kwargs)
+def split(mode, cluster="the lab cluster", **kwargs):
+    return split_by_verdict_source(HOSTS, CLUSTER if cluster == "the lab cluster" else cluster, mode, now=NOW, max_heartbeat_age=300, **kwargs)
 
 
 def test_node_status_mode_judges_every_host_from_the_api_and_fails_closed():

@@ -27,9 +27,9 @@ def test_a_removed_option_a_new_runtime_and_a_default_are_each_named():
 
 
 def test_the_inputs_own_runtimes_and_zero_values_are_no_pending_edit():
-    edits, _ = pending_edits(view({"runc": {"runtime_type": "io.containerd.runc.v2", "options": {"Root": ""}}, "nvidia": RUNC}),
-                             files({"runc": {"runtime_type": "io.containerd.runc.v2", "options": {}}}),
-                             named_runtimes={"nvidia"}, default_named=False)
+    edits, _accepted = pending_edits(view({"runc": {"runtime_type": "io.containerd.runc.v2", "options": {"Root": ""}}, "nvidia": RUNC}),
+                                     files({"runc": {"runtime_type": "io.containerd.runc.v2", "options": {}}}),
+                                     named_runtimes={"nvidia"}, default_named=False)
     assert edits == []
 
 
