@@ -30,7 +30,8 @@ class ActionModule(ActionBase):
         spec.pop("supports_check_mode")
         _validation, args = self.validate_argument_spec(**spec)
         # Judged from its Node's status on localhost (node_status_verdicts, hybrid mode): that verdict, no connection.
-        from_node_status = stored_node_status_verdict(task_vars, args["node_status_var"], task_vars.get("inventory_hostname"))
+        from_node_status = stored_node_status_verdict(task_vars, args["node_status_var"], task_vars.get("inventory_hostname"),
+                                                      args["node_name"])
         if from_node_status is not None:
             return {**result, **verdict_result(dict(from_node_status), fail_on_verdict=args["fail_on_verdict"])}
         try:

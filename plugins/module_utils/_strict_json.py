@@ -3,8 +3,8 @@
 """One rule for JSON read from outside (an API answer, a slice report): plain JSON or nothing.
 
 Python's reader takes a key given twice (last wins: a MISSING host could become OK) and ``NaN``/``Infinity`` (not JSON);
-both are refused here with a message naming the key or the constant. The cluster file reader (``_k8s/manifest``) refuses
-the same two through its YAML reader, which also names the line.
+both are refused here with a message naming the key or the constant. The cluster file reader (``_k8s/manifest``) reads
+JSON with this rule too, and hands text it refuses to its YAML reader, which refuses the same and names the line.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -19,11 +19,13 @@ class StrictJsonError(ValueError):
 
 
 def _object(pairs):
-    mapping = {}
-    for key, value in pairs:
-        if key in mapping:
-            raise StrictJsonError("the key %s is given twice in one object" % json.dumps(key)[:120])
-        mapping[key] = value
+    mapping = dict(pairs)  # in C: a large export (10,000 Nodes) reads at json's own speed
+    if len(mapping) < len(pairs):
+        seen = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise StrictJsonError("the key %s is given twice in one object" % json.dumps(key)[:120])
+            seen.add(key)
     return mapping
 
 

@@ -22,7 +22,7 @@ A ``RealNode`` is a node tree (``<node_root>/etc/containerd`` as its /etc/contai
 - kubelet v1.34.4 (``kubelet_config``): cgroupfs, no QoS cgroups, no node-allocatable enforcement, ``oomScoreAdj: 0``,
   a client certificate ``O=system:nodes, CN=system:node:<name>`` from the cluster's CA, anonymous read of its own API.
 
-../shared/reference/test-substrate.md ("A real node") lists the walls each of these gets around.
+docs/cluster-tests.md ("Real nodes") lists the walls each of these gets around.
 """
 from __future__ import annotations
 

@@ -9,12 +9,12 @@ file and the problem.
 
 import contextlib
 import gc
-import json
 import os
 import re
 import traceback
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError, cut_text, shown_value
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._strict_json import StrictJsonError, loads_strict
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.objects import (
     EVENT_API_VERSIONS,
     NODE_API_VERSION,
@@ -182,21 +182,6 @@ def _load_documents(text, source_name):
     return documents
 
 
-class _NotPlainJson(Exception):
-    """Raised inside the JSON reader: the text is to be read as YAML, which says what is wrong with it, and where."""
-
-
-def _json_object(pairs):
-    mapping = dict(pairs)
-    if len(mapping) < len(pairs):
-        raise _NotPlainJson()  # a key given twice: the YAML reader names it with its line and column
-    return mapping
-
-
-def _refuse_constant(_name):
-    raise _NotPlainJson()  # NaN, Infinity: not JSON, and YAML reads them as strings
-
-
 # A UTF-16 surrogate written as an escape: kubectl never writes one (Go's encoder writes UTF-8), JSON would read a lone
 # one into a string nothing can encode, and the YAML reader refuses it with its position.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -212,8 +197,8 @@ def _json_documents(text):
     if not text.lstrip().startswith("{") or _SURROGATE_ESCAPE.search(text):
         return None
     try:
-        return [json.loads(text, object_pairs_hook=_json_object, parse_constant=_refuse_constant)]
-    except (ValueError, RecursionError, _NotPlainJson):
+        return [loads_strict(text)]
+    except StrictJsonError:  # a key given twice, NaN, nesting too deep, not JSON: the YAML reader says what and where
         return None
 
 

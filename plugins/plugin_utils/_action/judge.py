@@ -25,16 +25,22 @@ def judged_result(judge_args, fail_on_verdict):
     return verdict_result(judge_gathered(**judge_args), fail_on_verdict)
 
 
-def stored_node_status_verdict(task_vars, variable, host):
+def stored_node_status_verdict(task_vars, variable, host, node_name):
     """The verdict localhost's ``node_status_verdicts`` result (the variable ``variable``, as stored) holds for ``host``,
-    or None: no such variable, a failed or skipped result, or a host it left to be judged from its node."""
+    or None: no such variable, a failed or skipped result, a host it left to be judged from its node, or a verdict
+    about another Node than ``node_name``, the host's own as this task reads it (node_status_verdicts reads only the
+    inventory's variables, not host_vars/ or group_vars/ files: a Node name set there is seen here alone, and the host
+    is then judged from its node, never from another Node's status)."""
     if not variable:
         return None
     stored = stored_host_variables(task_vars, "localhost").get(variable)
     if not isinstance(stored, Mapping) or stored.get("failed") or stored.get("skipped"):
         return None
     verdicts = stored.get("verdicts")
-    return verdicts.get(host) if isinstance(verdicts, Mapping) else None
+    verdict = verdicts.get(host) if isinstance(verdicts, Mapping) else None
+    if not isinstance(verdict, Mapping) or verdict.get("node") != node_name:
+        return None
+    return verdict
 
 
 def verdict_result(verdict, fail_on_verdict):
