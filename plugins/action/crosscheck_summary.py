@@ -12,7 +12,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.roll
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.controller_paths import controller_path
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.host_variables import stored_host_variables
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.judge import stored_cluster_result
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import report_lines, write_reports
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.crosscheck_summary import get_crosscheck_summary_argument_spec
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summary import (
@@ -26,7 +26,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summ
     with_node_status_verdicts,
     write_verdicts_file,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import run_passed
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import run_passed
 
 
 class ActionModule(ActionBase):

@@ -8,7 +8,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.controller_paths import controller_path
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import report_lines, write_reports
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.merge import (
     merge_slice_reports,

@@ -7,22 +7,22 @@ certificate paths (options or ``K8S_AUTH_*``) are relative to the directory ansi
 playbook's directory, where ansible-core runs local modules (``_action/controller_paths``).
 
 A cluster file read on the controller needs no module run and no kubernetes client: the action reads it itself
-(``_cluster_file``), the same function the module calls.
+(``_k8s/cluster_file``), the same function the module calls.
 """
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_file import cluster_file_result
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import HAS_YAML
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.cluster_file import cluster_file_result
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.manifest import HAS_YAML
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.controller_paths import (
     controller_path,
     resolve_args,
     resolve_k8s_auth_paths,
     runs_on_controller,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 
 # A task with only these options and a src is a plain file read; anything else (auth, limits, paging) goes to the module,
 # which validates it.

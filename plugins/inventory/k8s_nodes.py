@@ -123,12 +123,12 @@ from ansible.errors import AnsibleParserError
 from ansible import constants as C
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.auth import AUTH_ARG_SPEC, insecure_warning
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.limits import DEFAULT_PAGE_SIZE
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.objects import normalise_cluster_objects
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.session import ApiSession
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirements import selector_matches
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.requirements import selector_matches
 
 try:
     from kubernetes import client as kube_client

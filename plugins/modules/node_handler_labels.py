@@ -200,8 +200,8 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._gate_labels_apply import label_nodes, summary_message
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_writers.gate_labels_apply import label_nodes, summary_message
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.auth import auth_options_of, insecure_warning
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.errors import KubeAccessError

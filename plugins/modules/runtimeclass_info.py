@@ -283,21 +283,17 @@ http_status:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import (
-    HAS_YAML,
-    YAML_IMPORT_ERROR,
-)
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_file import cluster_file_result
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import (
-    AUTH_ARG_SPEC,
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.manifest import HAS_YAML, YAML_IMPORT_ERROR
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.cluster_file import cluster_file_result
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.auth import AUTH_ARG_SPEC, insecure_warning
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.client import (
     HAS_KUBERNETES,
     KUBERNETES_IMPORT_ERROR,
-    LIMIT_ARG_SPEC,
-    KubeAccessError,
-    insecure_warning,
-    list_cluster_objects,
 )
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.errors import KubeAccessError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.limits import LIMIT_ARG_SPEC
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.lists import list_cluster_objects
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.runtimeclass_info import get_runtimeclass_info_argument_spec
 
 

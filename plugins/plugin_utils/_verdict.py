@@ -5,19 +5,19 @@ Loaded = the running daemon's view when the node read it, else the dump. ``judge
 nothing else; ``_findings.explain()`` then reads the verdict and the facts to say why (the verdict never depends
 on its explanation). ``judge_and_explain()`` and ``judge_gathered()`` do both, in that order, for the entry points —
 the ``handler_crosscheck`` action and ``bin/rc-crosscheck`` — none of which decides anything itself.
-How a verdict is said (the words, ``passed``, the ``MISSING=`` lines) is ``_vocabulary``'s.
+How a verdict is said (the words, ``passed``, the ``MISSING=`` lines) is ``_core/vocabulary``'s.
 """
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import BUILTIN_DEFAULT_RUNTIME
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.cri_startup import unusable_runtimes
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.node_facts import node_facts, runtime_binary_problem, runtime_facts
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import explain
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirements import (
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.requirements import (
     labels_of_node,
     required_handlers,
 )
 # passed, VERDICTS: re-exported for the entry points that import them from here (handler_crosscheck, rc-crosscheck).
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import (  # pylint: disable=unused-import  # noqa: F401
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import (  # pylint: disable=unused-import  # noqa: F401
     MISSING,
     OK,
     UNKNOWN,

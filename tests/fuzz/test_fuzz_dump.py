@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import facts_from_dump
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_and_explain
 from fuzz.fuzzing import fuzz_settings, toml_dumps
 from support.containerd_daemons import releases

@@ -20,11 +20,9 @@ from hypothesis import strategies as st
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node import gather as node_gather
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node import imports as node_imports
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node import redaction as node_redaction
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._kube import (
-    KubeAccessError,
-    _list_shape_problem,
-    list_cluster_objects,
-)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.answers import list_shape_problem
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.errors import KubeAccessError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.lists import list_cluster_objects
 from fuzz.fuzzing import fuzz_settings, toml_dumps, toml_key, toml_string
 from support.kube_standin import KubeStandIn
 
@@ -55,7 +53,7 @@ def well_formed(page, list_kind):
 @fuzz_settings(400)
 @given(page=PAGES, list_kind=st.sampled_from(LIST_KINDS))
 def test_only_a_well_formed_list_of_the_kind_asked_for_counts(page, list_kind):
-    problem = _list_shape_problem(page, list_kind)
+    problem = list_shape_problem(page, list_kind)
     if well_formed(page, list_kind):
         assert problem is None
     else:
@@ -79,7 +77,7 @@ def test_a_real_server_answering_any_shape_gives_a_list_or_one_clear_error(shape
         message = str(err)
         assert message.startswith(f"listing RuntimeClasses (node.k8s.io/v1) from {shaped_server.url} failed: "), message
         assert len(message) < 800 and shaped_server.token not in message
-        problem = _list_shape_problem(page, "RuntimeClassList")
+        problem = list_shape_problem(page, "RuntimeClassList")
         # A well-formed page with a continue token comes back with the same token: caught as a repeat.
         assert problem in message if problem else "continue token the server already sent" in message, message
     else:

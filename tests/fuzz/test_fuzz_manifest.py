@@ -20,8 +20,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import yaml
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import parse_manifest_text
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.manifest import parse_manifest_text
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from fuzz.fuzzing import fuzz_settings
 
 SOURCE = "manifest file 'fuzz.yaml'"

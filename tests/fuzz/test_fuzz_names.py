@@ -13,8 +13,8 @@ import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 import pytest
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import parse_manifest_text
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.manifest import parse_manifest_text
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.objects import normalise_cluster_objects
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._printable import printable, printable_lines
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import build_report, junit_xml

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.objects import normalise_node
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.node_status import node_status_facts
 from fuzz.fuzzing import fuzz_settings

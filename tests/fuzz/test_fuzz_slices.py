@@ -12,7 +12,7 @@ import jsonschema
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.merge import read_slice_report, recomputed_status
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import build_report
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report_schema import (

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import (
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.manifest import (
     MAX_MANIFEST_BYTES,
     parse_manifest_text,
     read_manifest_file,
@@ -23,7 +23,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.conta
     facts_from_dump,
     root_config_summary,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.goglob import GlobPatternError, glob
 from support.paths import REPO_ROOT
 

@@ -32,7 +32,7 @@ from support.oci_images import PAUSE_IMAGE
 from support.containerd_daemons import Release, config_dump, containerd_wrapper, remove_daemon, served_by_daemon, start_daemon
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import facts_from_evidence
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_and_explain
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.evidence import gather, gather_surroundings
 

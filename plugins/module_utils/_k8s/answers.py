@@ -11,7 +11,7 @@ import math
 import re
 import time
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import cut_text, shown_value
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import cut_text, shown_value
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.client import urllib3
 
 # A server's Status message is shown, but a hostile or broken server must not make it megabytes long.

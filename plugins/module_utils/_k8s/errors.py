@@ -2,7 +2,7 @@
 # Apache License 2.0 (see galaxy.yml)
 """The one error of the Kubernetes access code: what was asked, of which server, and what came back."""
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 
 
 class KubeAccessError(RuntimeGateError):

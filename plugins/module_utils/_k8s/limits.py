@@ -6,7 +6,7 @@ import os
 
 from ansible.module_utils.basic import env_fallback
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import shown_value
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import shown_value
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.errors import KubeAccessError
 
 DEFAULT_PAGE_SIZE = 500

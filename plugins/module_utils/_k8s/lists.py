@@ -6,7 +6,7 @@ Controller side. ``list_cluster_objects(options)`` takes a plain dict of the aut
 modules and the CLI ``bin/rc-crosscheck`` share it; every failure is a ``KubeAccessError``.
 """
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import shown_value
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import shown_value
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.client import kube_client
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.errors import KubeAccessError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.limits import DEFAULT_PAGE_SIZE, DEFAULT_REQUEST_TIMEOUT
@@ -20,7 +20,7 @@ def list_cluster_objects(options, include_nodes=False, page_size=DEFAULT_PAGE_SI
     """List node.k8s.io/v1 RuntimeClasses (and core/v1 Nodes, Pods) with ``limit``/``continue`` pagination.
 
     Returns ``{"runtimeclasses": [...], "nodes": [...], "pods": [...], "server": "https://host:port",
-    "api_requests": <HTTP requests sent>}``; items normalised by ``_cluster_objects``
+    "api_requests": <HTTP requests sent>}``; items normalised by ``objects``
     (``nodes``/``pods`` are ``[]`` unless asked for). Pods come with their ``FailedCreatePodSandBox``
     Events, listed cluster-wide with a field selector: a fixed number of lists, whatever the fleet size.
     The limits left None come from ``RUNTIME_GATE_*`` or their defaults (``resolve_limits``).

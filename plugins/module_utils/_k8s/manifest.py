@@ -13,7 +13,7 @@ import os
 import re
 import traceback
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError, cut_text, shown_value
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError, cut_text, shown_value
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._strict_json import StrictJsonError, loads_strict
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.objects import (
     EVENT_API_VERSIONS,

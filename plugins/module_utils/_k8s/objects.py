@@ -20,22 +20,17 @@ input is corrupted or hostile, and is refused naming the object, the field and t
 ``_k8s/manifest.py``, the API by ``_k8s/lists.py``.
 """
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import (
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import (
     RuntimeGateError,
     cut_text,
     shown_value,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._quantity import QuantityError, parse_quantity
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.dns_names import DNS_LABEL, DNS_SUBDOMAIN, LABEL_RULE, SUBDOMAIN_RULE
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.quantity import QuantityError, parse_quantity
 
 import re
 
 RUNTIMECLASS_API_VERSION = "node.k8s.io/v1"
-# k8s.io/apimachinery/pkg/util/validation IsDNS1123Subdomain / IsDNS1123Label. Used with fullmatch and \Z: "$" also
-# matches before a trailing newline, so "nvidia\n" would pass.
-DNS_SUBDOMAIN = re.compile(r"(?=.{1,253}\Z)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-SUBDOMAIN_RULE = "a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', at most 253 characters)"
-LABEL_RULE = "a DNS-1123 label (lowercase letters, digits and '-', at most 63 characters)"
 NODE_API_VERSION = "v1"
 POD_API_VERSION = "v1"
 # core/v1 Events (what the kubelet records) and their events.k8s.io/v1 view (what `kubectl events` shows).

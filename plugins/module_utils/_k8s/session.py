@@ -11,7 +11,7 @@ import threading
 import time
 import warnings
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import cut_text, shown_value
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import cut_text, shown_value
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._strict_json import StrictJsonError, loads_strict
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.answers import (
     HTTP_HINTS,

@@ -2,7 +2,7 @@
 # Apache License 2.0 (see galaxy.yml)
 """The one argument spec of node_handler_labels (module, action plugin and contract test)."""
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._gate_labels import DEFAULT_LABEL_PREFIX
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_writers.gate_labels import DEFAULT_LABEL_PREFIX
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.auth import get_k8s_auth_argument_spec
 
 

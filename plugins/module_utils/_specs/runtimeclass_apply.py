@@ -4,7 +4,7 @@
 
 import copy
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._gate_labels import DEFAULT_LABEL_PREFIX
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_writers.gate_labels import DEFAULT_LABEL_PREFIX
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.auth import get_k8s_auth_argument_spec
 
 RUNTIMECLASS_OPTIONS = {

@@ -12,7 +12,7 @@ directory before the module gets them. A path for a remote node is left alone: i
 import os
 
 # kubernetes.core's path options of runtimeclass_info (with their aliases) and the variables each falls back to,
-# in _kube.AUTH_ARG_SPEC's order.
+# in _k8s/auth.AUTH_ARG_SPEC's order.
 K8S_AUTH_PATH_OPTIONS = (
     (("kubeconfig",), ("K8S_AUTH_KUBECONFIG",)),
     (("ca_cert", "ssl_ca_cert"), ("K8S_AUTH_CA_CERT", "K8S_AUTH_SSL_CA_CERT")),

@@ -5,7 +5,7 @@ here on the controller once (``facts_from_evidence``). Used by containerd_facts 
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import facts_from_evidence
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.controller_paths import resolve_args, runs_on_controller
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.containerd_facts import containerd_facts_options
 
 NODE_MODULE = "gpufleet.runtime_gate.containerd_facts"

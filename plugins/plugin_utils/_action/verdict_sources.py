@@ -10,8 +10,8 @@ the node's files. A host whose Node the cluster does not list, or a cluster that
 the API: UNKNOWN in ``NODE_STATUS``, SSH in ``HYBRID``.
 """
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirements import labels_of_node
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import OK, cluster_not_read
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.requirements import labels_of_node
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import OK, cluster_not_read
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.node_status import node_status_facts
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import (
     NODE_STATUS_SOURCE,

@@ -9,7 +9,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.conta
     facts_from_dump,
     parse_containerd_version,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.loaded_config_diff import summary_and_defaults
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.redaction import redact_message, redact_toml, secrets_in
 

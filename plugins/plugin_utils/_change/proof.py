@@ -17,7 +17,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.conta
     facts_from_dump,
     root_config_summary,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.loaded_config_diff import differences, named_by_plan
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.render import default_change_error
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.toml_write import set_imports

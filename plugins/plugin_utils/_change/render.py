@@ -19,7 +19,8 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.conta
     CRI_PLUGIN_V2,
     CRI_RUNTIME_PLUGIN_V3,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.dns_names import is_dns_label
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.inherit import (
     merged_file_runtimes,
     with_inherited,
@@ -27,9 +28,6 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.inhe
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.toml_write import TomlWriteError, add_import, dumps
 
 DEFAULT_RUNTIME_TYPE = "io.containerd.runc.v2"
-# RuntimeClass.handler must be a DNS-1123 label (node/v1 validation), so a runtime named otherwise can
-# never be selected by a RuntimeClass. Used with fullmatch: "$" alone also matches before a trailing newline.
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 # The drop-in's file name: what `ls` shows plainly (no dot file, no space, no control character).
 _DROPIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\.toml")
 _CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
@@ -106,7 +104,7 @@ def runtime_name_errors(runtimes):
     seen = set()
     for runtime in runtimes:
         name = runtime.get("name")
-        if not isinstance(name, str) or len(name) > 63 or not _DNS_LABEL.fullmatch(name):
+        if not is_dns_label(name):  # a RuntimeClass handler must be one (node/v1 validation)
             errors.append(
                 f"containerd_runtimes_runtimes: runtime name {name!r} is not a DNS-1123 label (lower-case a-z, 0-9, '-', "
                 "at most 63 characters, starting and ending alphanumeric): no RuntimeClass handler could select it"

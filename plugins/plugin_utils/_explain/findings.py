@@ -19,9 +19,9 @@ import difflib
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.node_facts import NodeFacts, node_facts
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.finding_codes import ERROR, WARNING, codes_of, make_finding
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._handler_names import is_well_known_handler
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.handler_names import is_well_known_handler
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.host_rules import host_rule_findings
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import was_judged
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import was_judged
 
 NOT_CONFIGURED_ANYWHERE = "NOT_CONFIGURED_ANYWHERE"
 

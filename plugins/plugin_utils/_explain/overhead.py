@@ -14,12 +14,12 @@ finding naming it instead of a silent pass.
 """
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.finding_codes import WARNING, make_finding
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._quantity import (
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.quantity import (
     QuantityError,
     format_quantity,
     parse_resource_list,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirements import selector_matches
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.requirements import selector_matches
 
 POD_CODE = "POD_DOES_NOT_FIT_WITH_OVERHEAD"
 CLASS_CODE = "RUNTIMECLASS_OVERHEAD_EXCEEDS_ALLOCATABLE"

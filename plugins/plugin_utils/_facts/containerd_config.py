@@ -16,7 +16,7 @@ import datetime
 import tomllib
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.daemon_view import daemon_view
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.containerd_release import (
     parse_containerd_version,
     parse_version,

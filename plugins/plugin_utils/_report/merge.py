@@ -17,9 +17,9 @@ import glob
 import os
 from datetime import UTC, datetime, timedelta
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._strict_json import StrictJsonError, loads_strict
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import (
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import (
     MISSING,
     OK,
     UNKNOWN,

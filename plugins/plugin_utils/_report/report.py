@@ -10,7 +10,7 @@ import json
 import os
 import xml.etree.ElementTree as ET
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._printable import printable, printable_lines
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import explanation_lines
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report_html import render_html
@@ -22,7 +22,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summ
     verdict_source_counts,
     write_atomically,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import (
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import (
     MISSING,
     OK,
     UNKNOWN,

@@ -13,7 +13,7 @@ import re
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._printable import printable_lines
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import explanation_lines
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import (
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import (
     LEGACY_STATUS_KEY,
     MISSING,
     OK,

@@ -12,7 +12,7 @@ alert rule, and a host whose verdict changes keeps its series instead of growing
 from datetime import UTC, datetime
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._printable import printable_lines
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import VERDICTS, status_of
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import VERDICTS, status_of
 
 METRICS_PROM = "metrics.prom"
 

@@ -4,12 +4,12 @@ import json
 import os
 import tempfile
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.finding_codes import ERROR, make_finding
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import fleet_findings, runtimeclass_summary
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.overhead import overhead_findings
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import unknown
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import (
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import (
     LEGACY_STATUS_KEY,
     OK,
     STATUS_KEY,

@@ -48,7 +48,7 @@ def test_reading_a_file_imports_no_client_in_the_action():
         import sys
         sys.path.insert(0, {str(REPO_ROOT / ".collections")!r})
         from ansible_collections.gpufleet.runtime_gate.plugins.action import runtimeclass_info
-        from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_file import cluster_file_result
+        from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.cluster_file import cluster_file_result
         result = cluster_file_result({str(CLUSTER_FILE)!r}, include_nodes=True, include_pods=True)
         assert result["runtimeclasses"], result
         print(sorted(name for name in sys.modules if name == "kubernetes" or name.startswith("kubernetes.")))

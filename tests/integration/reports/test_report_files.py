@@ -5,7 +5,7 @@ from xml.etree import ElementTree
 
 import jsonschema
 import pytest
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import write_reports
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summary import collect_verdicts, fleet_view
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_and_explain

@@ -10,11 +10,9 @@ import json
 import pytest
 import yaml
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import (
-    normalise_cluster_objects,
-    parse_manifest_text,
-)
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.manifest import parse_manifest_text
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.objects import normalise_cluster_objects
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 
 SOURCE = "manifest file 'bomb.yaml'"
 # Seven levels of nine: 9**7 (4.8 million) "lol"s once expanded.

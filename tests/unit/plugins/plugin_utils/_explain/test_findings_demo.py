@@ -7,7 +7,7 @@ against inventory/demo/cluster.yaml — what inventory/demo/README.md describes 
 import pytest
 from support.paths import REPO_ROOT
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import read_manifest_file
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.manifest import read_manifest_file
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import facts_from_evidence
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import fleet_findings, runtimeclass_summary
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_and_explain, unknown

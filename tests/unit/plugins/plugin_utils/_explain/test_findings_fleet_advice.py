@@ -8,7 +8,7 @@ import pytest
 from support.judged import runtimeclass
 from support.paths import REPO_ROOT
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import read_manifest_file
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.manifest import read_manifest_file
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import fleet_findings
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summary import fleet_lines, fleet_view
 

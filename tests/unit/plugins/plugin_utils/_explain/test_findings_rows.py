@@ -33,7 +33,7 @@ from support.judged_trees import (
 )
 from support.paths import REPO_ROOT
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import MISSING, OK
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import MISSING, OK
 
 # ------------------------------------------------------------------------------------------- 1.x rows
 

@@ -9,7 +9,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.ove
     overhead_findings,
     pod_request,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._quantity import parse_quantity
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.quantity import parse_quantity
 
 GPU = {"nvidia.com/gpu.present": "true"}
 FINDING_KEYS = {"code", "severity", "host", "message", "remedy", "evidence", "handlers"}

@@ -16,7 +16,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.conta
     parse_containerd_version,
     root_config_summary,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 
 NVIDIA_BIN = "/usr/bin/nvidia-container-runtime"
 CDI_BIN = "/usr/bin/nvidia-container-runtime.cdi"

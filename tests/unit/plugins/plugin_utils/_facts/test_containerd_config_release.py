@@ -3,7 +3,7 @@ dump's own version, never borrowed from a binary that did not print it; dump ver
 import pytest
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import facts_from_dump
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 
 RUNTIMES_V2 = '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]\nruntime_type = "io.containerd.runc.v2"\n'
 RUNTIMES_V3 = '[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]\nruntime_type = "io.containerd.runc.v2"\n'

@@ -3,7 +3,7 @@ import json
 from datetime import UTC, datetime
 
 import pytest
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.merge import (
     merge_slice_reports,
     read_slice_report,

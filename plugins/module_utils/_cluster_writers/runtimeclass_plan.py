@@ -22,17 +22,17 @@ class refuses the whole plan: nothing is applied, so a rollout never leaves half
 
 import difflib
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import (
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.objects import (
     RUNTIMECLASS_API_VERSION,
     normalise_runtimeclass,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._gate_labels import DEFAULT_LABEL_PREFIX, SERVED, handler_label
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._handler_names import is_well_known_handler
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.objects import DNS_LABEL, DNS_SUBDOMAIN
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._quantity import QuantityError, parse_resource_list
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirements import selector_matches
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import UNKNOWN, status_of
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_writers.gate_labels import DEFAULT_LABEL_PREFIX, SERVED, handler_label
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.handler_names import is_well_known_handler
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.dns_names import is_dns_label, is_dns_subdomain
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.quantity import QuantityError, parse_resource_list
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.requirements import selector_matches
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import UNKNOWN, status_of
 
 # pkg/apis/node/validation: the name is a DNS-1123 subdomain, the handler a DNS-1123 label (one definition, _k8s/objects).
 UNJUDGED_SHOWN = 5  # node names quoted in a refusal; the count is always given
@@ -46,11 +46,11 @@ def desired_body(desired):
     if not isinstance(desired, dict):
         raise RuntimeGateError(f"each runtimeclasses entry must be a mapping, not {type(desired).__name__}")
     name = desired.get("name")
-    if not isinstance(name, str) or not DNS_SUBDOMAIN.fullmatch(name):
+    if not is_dns_subdomain(name):
         raise RuntimeGateError(f"runtimeclasses entry name {name!r} is not a DNS-1123 subdomain "
                                "(lowercase letters, digits, '-' and '.')")
     handler = desired.get("handler")
-    if not isinstance(handler, str) or not DNS_LABEL.fullmatch(handler):
+    if not is_dns_label(handler):
         raise RuntimeGateError(f"RuntimeClass '{name}': handler {handler!r} is not a DNS-1123 label (lowercase "
                                "letters, digits and '-', at most 63), so the apiserver refuses it")
     body = {"apiVersion": RUNTIMECLASS_API_VERSION, "kind": "RuntimeClass", "metadata": {"name": name},

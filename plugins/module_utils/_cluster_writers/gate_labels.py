@@ -19,9 +19,10 @@ Pending instead.
 
 import re
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError, cut_text, shown_value
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirements import selector_matches
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import (
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.dns_names import DNS_SUBDOMAIN_MAX, is_dns_subdomain
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError, cut_text, shown_value
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.requirements import selector_matches
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import (
     LEGACY_STATUS_KEY,
     STATUS_KEY,
     UNKNOWN,
@@ -34,8 +35,6 @@ UNKNOWN_VERDICT = UNKNOWN  # the name this file used before the vocabulary modul
 # k8s.io/apimachinery/pkg/util/validation: IsQualifiedName (name part) and IsDNS1123Subdomain (prefix).
 LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 LABEL_NAME_MAX = 63
-DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-DNS_SUBDOMAIN_MAX = 253
 # Prefixes Kubernetes reserves for its own components (kubernetes.io, k8s.io and their subdomains): their labels
 # are never ours to remove.
 RESERVED_PREFIX = re.compile(r"(^|\.)(kubernetes\.io|k8s\.io)\Z")
@@ -46,7 +45,7 @@ def check_prefix(prefix):
     """``prefix`` itself when it can be a label key prefix we own; else ``RuntimeGateError`` naming the rule."""
     if not isinstance(prefix, str) or not prefix:
         raise RuntimeGateError(f"label_prefix must be a DNS subdomain, not {shown_value(prefix)}")
-    if len(prefix) > DNS_SUBDOMAIN_MAX or not DNS_SUBDOMAIN.fullmatch(prefix):
+    if not is_dns_subdomain(prefix):
         raise RuntimeGateError(f"label_prefix '{cut_text(prefix)}' is not a DNS-1123 subdomain (lowercase letters, digits, "
                                f"'-' and '.', at most {DNS_SUBDOMAIN_MAX} characters), so no label key can use it")
     if RESERVED_PREFIX.search(prefix):

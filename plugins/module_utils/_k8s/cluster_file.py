@@ -2,11 +2,11 @@
 # Apache License 2.0 (see galaxy.yml)
 """runtimeclass_info's result for a cluster file: what the module returns for ``src``, without the kubernetes client.
 
-Imports PyYAML (through ``_cluster_objects``) and nothing of the API side: importing the client costs about a second
+Imports PyYAML (through ``manifest``) and nothing of the API side: importing the client costs about a second
 per run (benchmarks/README.md) and a file needs none of it.
 """
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import read_manifest_file
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.manifest import read_manifest_file
 
 
 def cluster_file_result(src, include_nodes, include_pods):

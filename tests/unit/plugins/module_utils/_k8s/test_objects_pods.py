@@ -3,12 +3,12 @@ import pytest
 import yaml
 from support.kube_fixtures import event, node, pod, runtimeclass
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import (
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.manifest import parse_manifest_text
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.objects import (
     normalise_cluster_objects,
     normalise_pod,
-    parse_manifest_text,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 
 SOURCE = "manifest 'cluster.yaml'"
 NO_RUNTIME = ('Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox runtime: '

@@ -1,7 +1,7 @@
-"""How a verdict is said, decided in _vocabulary alone: the words users and scripts match on are asserted as text."""
+"""How a verdict is said, decided in _core/vocabulary alone: the words users and scripts match on are asserted as text."""
 import pytest
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import (
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import (
     cluster_not_read,
     passed,
     run_passed,

@@ -1,8 +1,8 @@
 """Which RuntimeClasses runtimeclass_apply may create or update: the pure decision, table-driven."""
 import pytest
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._runtimeclass_plan import (
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_writers.runtimeclass_plan import (
     desired_body,
     needed_change,
     plan_runtimeclasses,

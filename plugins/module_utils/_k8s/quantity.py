@@ -16,7 +16,7 @@ Values are ``fractions.Fraction``: ``0.1 + 0.2`` style float error would turn "e
 import re
 from fractions import Fraction
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 
 _BINARY_SI = {"Ki": 1024, "Mi": 1024 ** 2, "Gi": 1024 ** 3, "Ti": 1024 ** 4, "Pi": 1024 ** 5, "Ei": 1024 ** 6}
 _DECIMAL_SI = {"n": Fraction(1, 10 ** 9), "u": Fraction(1, 10 ** 6), "m": Fraction(1, 1000), "": Fraction(1),

@@ -3,7 +3,7 @@ from fractions import Fraction
 
 import pytest
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._quantity import (
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.quantity import (
     QuantityError,
     format_quantity,
     parse_quantity,

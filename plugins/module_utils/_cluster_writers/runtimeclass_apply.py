@@ -8,10 +8,10 @@ nodes nobody judged). Updates are conditional replaces (PUT with the
 """
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.limits import DEFAULT_PAGE_SIZE, DEFAULT_REQUEST_TIMEOUT
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._gate_labels import DEFAULT_LABEL_PREFIX
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_writers.gate_labels import DEFAULT_LABEL_PREFIX
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.objects import normalise_cluster_objects, normalise_runtimeclass
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.session import ApiSession
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._runtimeclass_plan import (
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_writers.runtimeclass_plan import (
     desired_body,
     needed_change,
     plan_runtimeclasses,

@@ -5,8 +5,8 @@ merge patch per Node whose labels change and one conditional replace per class b
 Labels go first, so a class never requires a label before the nodes that serve its handler carry it.
 """
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._gate_labels import (
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_writers.gate_labels import (
     DEFAULT_LABEL_PREFIX,
     binding_warnings,
     bound_body,

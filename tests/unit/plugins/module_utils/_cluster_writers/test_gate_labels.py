@@ -1,8 +1,8 @@
 """Which handler labels node_handler_labels puts on each judged Node, and how it binds a RuntimeClass: the pure plan."""
 import pytest
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._gate_labels import (
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_writers.gate_labels import (
     binding_warnings,
     bound_body,
     check_prefix,

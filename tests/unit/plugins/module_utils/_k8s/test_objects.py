@@ -5,15 +5,17 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s import manifest as _cluster_objects
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_objects import (
-    normalise_cluster_objects,
-    normalise_node,
-    normalise_runtimeclass,
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s import manifest
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.manifest import (
     parse_manifest_text,
     read_manifest_file,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.objects import (
+    normalise_cluster_objects,
+    normalise_node,
+    normalise_runtimeclass,
+)
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 
 SOURCE = "manifest 'cluster.yaml'"
 NVIDIA_CDI = {
@@ -208,7 +210,7 @@ def test_file_errors_name_the_file(tmp_path, make_path, fragments):
 def test_files_at_the_size_limit_are_refused_unread(tmp_path):
     path = tmp_path / "huge.yaml"
     with open(path, "wb") as huge:
-        huge.truncate(_cluster_objects.MAX_MANIFEST_BYTES)  # sparse: nothing is written
+        huge.truncate(manifest.MAX_MANIFEST_BYTES)  # sparse: nothing is written
     assert os.path.getsize(path) == 50 * 1024 * 1024
     with pytest.raises(RuntimeGateError, match=r"is 50\.0 MB; files of 50 MB or more are refused"):
         read_manifest_file(str(path))
@@ -218,8 +220,8 @@ def test_size_limit_boundary(tmp_path, monkeypatch):
     text = as_list([NVIDIA]).encode()
     path = tmp_path / "cluster.yaml"
     path.write_bytes(text)
-    monkeypatch.setattr(_cluster_objects, "MAX_MANIFEST_BYTES", len(text) + 1)
+    monkeypatch.setattr(manifest, "MAX_MANIFEST_BYTES", len(text) + 1)
     assert read_manifest_file(str(path))["runtimeclasses"][0]["name"] == "nvidia"
-    monkeypatch.setattr(_cluster_objects, "MAX_MANIFEST_BYTES", len(text))
+    monkeypatch.setattr(manifest, "MAX_MANIFEST_BYTES", len(text))
     with pytest.raises(RuntimeGateError, match="refused"):
         read_manifest_file(str(path))
