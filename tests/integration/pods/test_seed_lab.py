@@ -248,8 +248,7 @@ def test_the_gate_keeps_new_pods_off_a_node_broken_again(lab):
     handler's label; the real scheduler then places that class's new pods only on serving nodes, and off a node
     whose nvidia runtime was removed (containerd restarted) once the next run took its label away."""
     cluster, nodes = lab["cluster"], lab["nodes"]
-    # Only nvidia is required now. nightly.yml's gate play is not reached when every judged host failed (ansible-playbook
-    # ends the run when a play has no host left): with nvdia and nvidia-cdi required, every node here is MISSING.
+    # Only nvidia is required now, so that some nodes pass and some do not (with nvdia required every node is MISSING).
     cluster.kubectl("delete", "runtimeclass", "nvidia-typo", "nvidia-cdi")
     cluster.apply_objects({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia-gated"},
                            "handler": "nvidia"})
