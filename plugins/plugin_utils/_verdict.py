@@ -74,7 +74,8 @@ def _loaded_view(node, nodes, node_name, notes):
     Loaded = the running daemon's view when the node could read it and the dump came from running containerd
     there (never for a dump file, maybe another node's capture), else the dump (docs/containerd-loading.md §7: the dump
     re-reads the files; the daemon may run an older config). ``node.status.runtimeHandlers``, when the
-    Node reports it, is the kubelet's copy of the daemon's list: a handler absent there is not served.
+    Node reports it, is the kubelet's copy of the daemon's list: without the daemon's own view, a handler absent there
+    is not served; with it, the copy (lagging a restart) only adds a note.
     A runtime whose BinaryName is missing or not executable is not served either.
     """
     facts = node.facts
@@ -94,7 +95,12 @@ def _loaded_view(node, nodes, node_name, notes):
     node_handlers = node_runtime_handlers(nodes, node_name)
     if node_handlers is not None:
         absent = sorted(set(served) - set(node_handlers))
-        if absent:
+        if absent and loaded_source == "daemon":
+            # The kubelet copies the daemon's own list at its next sync (4-8 s after a restart, measured): the live
+            # answer read just now is newer than the copy the run read from the cluster, e.g. before the role restarted.
+            notes.append(f"node.status.runtimeHandlers lacks {', '.join(absent)}: the kubelet's copy of the running "
+                         "daemon's list, which lags a restart; the daemon's own answer counts")
+        elif absent:
             notes.append(f"node.status.runtimeHandlers lacks {', '.join(absent)}: counted as not served")
             served = [name for name in served if name in node_handlers]
     unrunnable = {name: runtime_binary_problem(facts, runtime_facts(facts, name)) for name in served}

@@ -16,11 +16,18 @@ A ``RealNode`` is a node tree (``<node_root>/etc/containerd`` as its /etc/contai
 - network: loopback plus a veth pair whose end holds ``NODE_IP`` (the kubelet refuses a loopback node IP); the
   apiserver, on the machine's loopback, is reached through socat: ``127.0.0.1:6443`` in the namespace ->
   ``<work>/api.sock`` -> the apiserver's port outside;
-- containerd: the release's binary on the tree (its runc shim first on PATH); the images of tests/images imported with
+- containerd: the release's binary on the tree (its runc shim first on PATH), run by a small supervisor (a shell loop,
+  as systemd would be) that starts it again when ``restart_command()`` asked: the role's restart command; the images of
+  tests/images imported with
   ``ctr --local`` (support/oci_images.py); the node's config pins the pause image as the sandbox image, uses the
   native snapshotter and ``restrict_oom_score_adj`` (these machines drop CAP_SYS_RESOURCE), see ``cri_base``;
 - kubelet v1.34.4 (``kubelet_config``): cgroupfs, no QoS cgroups, no node-allocatable enforcement, ``oomScoreAdj: 0``,
   a client certificate ``O=system:nodes, CN=system:node:<name>`` from the cluster's CA, anonymous read of its own API.
+
+Ansible runs modules *inside* a node with ``python_interpreter()`` as the host's ``ansible_python_interpreter``: a
+script that enters the node's mount, network and PID namespaces (``nsenter --target <pid1>``) before it execs the
+controller's Python, so the modules (and the commands they run) see the node's own /etc/containerd, /run/containerd
+socket and processes, while /tmp and /root (Ansible's temp files, the built binaries) stay the machine's.
 
 docs/cluster-tests.md ("Real nodes") lists the walls each of these gets around.
 """
@@ -31,6 +38,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -87,6 +95,31 @@ socat TCP-LISTEN:{api_port},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$work/ap
 touch "$work/namespace-ready"
 exec sleep infinity
 """.replace("{node_ip}", NODE_IP).replace("{api_port}", str(API_PORT_INSIDE))
+
+
+# containerd under a supervisor inside the node: started again only when the restart script asked (a marker file), so a
+# containerd that exits by itself still ends the component (and a start-up wait sees it).
+_SUPERVISOR_SCRIPT = """
+pidfile=$1 request=$2
+shift 2
+while :; do
+    rm -f "$request"
+    "$@" &
+    echo $! > "$pidfile"
+    wait $!
+    status=$?
+    [ -e "$request" ] || exit $status
+done
+"""
+# The node's restart command (what ``systemctl restart containerd`` is on a real node), run inside the node's namespaces:
+# it asks the supervisor for a new start, stops the running containerd and returns once that one is gone.
+_RESTART_SCRIPT = """#!/bin/sh
+set -eu
+pid=$(cat {pidfile})
+touch {request}
+kill "$pid"
+while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+"""
 
 
 def tools() -> dict:
@@ -214,8 +247,9 @@ class RealNode:
     def start_containerd(self):
         env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root"}
         self.socket.unlink(missing_ok=True)
-        self.containerd = self._inside("containerd", [self.release.binary, "--config", "/etc/containerd/config.toml"],
-                                       env)
+        self.containerd = self._inside("containerd", [
+            "/bin/sh", "-c", _SUPERVISOR_SCRIPT, "supervisor", str(self.work / "containerd.pid"),
+            str(self.work / "containerd.restart"), self.release.binary, "--config", "/etc/containerd/config.toml"], env)
         self._wait("containerd's socket", lambda: self.socket.exists() and self.ctr("version", check=False).returncode == 0,
                    self.containerd, BOOT_SECONDS)
 
@@ -228,6 +262,24 @@ class RealNode:
     def restart_containerd(self):
         self.stop_containerd()
         self.start_containerd()
+
+    def restart_command(self) -> list[str]:
+        """argv that restarts this node's containerd from inside the node (a host's ``containerd_runtimes_restart_command``
+        when its modules run there, ``python_interpreter()``); returns once the old daemon is gone."""
+        script = self.work / "restart-containerd"
+        script.write_text(_RESTART_SCRIPT.format(pidfile=self.work / "containerd.pid",
+                                                 request=self.work / "containerd.restart"), encoding="utf-8")
+        script.chmod(0o755)
+        return [str(script)]
+
+    def python_interpreter(self) -> str:
+        """A host's ``ansible_python_interpreter`` that runs the module inside this node: its mount, network and PID
+        namespaces entered, then the controller's Python (Ansible's temp files under /root and /tmp are the machine's)."""
+        wrapper = self.work / "python"
+        wrapper.write_text(f'#!/bin/sh\nexec nsenter --target {self.pid1} --mount --net --pid -- {sys.executable} "$@"\n',
+                           encoding="utf-8")
+        wrapper.chmod(0o755)
+        return str(wrapper)
 
     def ctr(self, *args, check=True) -> subprocess.CompletedProcess:
         completed = subprocess.run([self.paths["ctr"], "--address", str(self.socket), "--namespace", "k8s.io", *args],

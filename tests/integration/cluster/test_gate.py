@@ -192,51 +192,74 @@ def test_the_real_scheduler_keeps_a_gated_pod_pending_until_a_node_that_serves_t
     assert kube_cluster.get("pod", "ungated-0", "-n", NAMESPACE)["spec"]["nodeName"] == MISSING_NODE
 
 
+def run_nightly(kube_cluster, gate, name, hosts, *extra):
+    """nightly.yml as the labeller over gate Nodes named after inventory hosts, each judging a committed demo dump
+    (``hosts``: host -> demo node), into its own work directory ``name``."""
+    workdir = gate["workdir"] / name
+    workdir.mkdir(exist_ok=True)
+    inventory = {"all": {"hosts": {"localhost": {"ansible_connection": "local"}}, "children": {"gpu_nodes": {
+        "vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
+        "hosts": {host: {"runtime_gate_dump_file": str(DEMO / "nodes" / demo / "config-dump.toml")}
+                  for host, demo in hosts.items()}}}}}
+    (workdir / "hosts.yml").write_text(yaml.safe_dump(inventory))
+    return subprocess.run(
+        [str(VENV_BIN / "ansible-playbook"), "-i", str(workdir / "hosts.yml"),
+         str(REPO_ROOT / "playbooks" / "nightly.yml"), "-e", f"runtime_gate_report_dir={workdir / 'report'}",
+         "-e", f"runtime_gate_verdicts_file={workdir / 'verdicts.json'}", *extra],
+        cwd=REPO_ROOT, env=ansible_env(ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default",
+                                       **kube_cluster.auth_env(gate["tokens"]["runtime-gate-labeller"])),
+        capture_output=True, text=True, timeout=300, check=False)
+
+
+def gate_labels(kube_cluster, names=(OK_NODE, MISSING_NODE)):
+    return {name: sorted(key for key in node_labels(kube_cluster, name)
+                         if key.startswith("handler.runtime-gate.gpufleet.io/")) for name in names}
+
+
 def test_nightly_labels_the_nodes_it_judged_only_when_asked(kube_cluster, gate):
     """nightly.yml over the two gate Nodes (each judging a committed demo dump): the step is off by default, a dry run
     with runtime_gate_label_nodes, and writes with runtime_gate_label_apply."""
     token = gate["tokens"]["runtime-gate-labeller"]
-    workdir = gate["workdir"]
     # Start from labels no run wrote: gate-node-ok without any, gate-node-missing with a stale nvidia label.
     kube_cluster.kubectl("label", "node", OK_NODE, f"{NVIDIA}-", f"{RUNC}-")
     kube_cluster.kubectl("label", "node", MISSING_NODE, f"{NVIDIA}=served", "--overwrite")
     dumps = {OK_NODE: "gpu-node-01", MISSING_NODE: "gpu-node-02"}
-    inventory = {"all": {"hosts": {"localhost": {"ansible_connection": "local"}}, "children": {"gpu_nodes": {
-        "vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
-        "hosts": {host: {"runtime_gate_dump_file": str(DEMO / "nodes" / demo / "config-dump.toml")}
-                  for host, demo in dumps.items()}}}}}
-    (workdir / "hosts.yml").write_text(yaml.safe_dump(inventory))
 
     def nightly(*extra):
-        return subprocess.run(
-            [str(VENV_BIN / "ansible-playbook"), "-i", str(workdir / "hosts.yml"),
-             str(REPO_ROOT / "playbooks" / "nightly.yml"), "-e", f"runtime_gate_report_dir={workdir / 'report'}",
-             "-e", f"runtime_gate_verdicts_file={workdir / 'verdicts.json'}", *extra],
-            cwd=REPO_ROOT, env=ansible_env(ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default",
-                                           **kube_cluster.auth_env(token)),
-            capture_output=True, text=True, timeout=300, check=False)
+        return run_nightly(kube_cluster, gate, "nightly", dumps, *extra)
 
-    def gate_labels():
-        return {name: sorted(key for key in node_labels(kube_cluster, name)
-                             if key.startswith("handler.runtime-gate.gpufleet.io/")) for name in (OK_NODE, MISSING_NODE)}
-
-    before = gate_labels()
+    before = gate_labels(kube_cluster)
     off = nightly()
     assert off.returncode == 2, off.stdout + off.stderr  # gate-node-missing is MISSING nvidia
-    assert gate_labels() == before
-    verdicts = json.loads((workdir / "verdicts.json").read_text())["hosts"]
+    assert gate_labels(kube_cluster) == before
+    verdicts = json.loads((gate["workdir"] / "nightly" / "verdicts.json").read_text())["hosts"]
     assert verdicts[OK_NODE]["verdict"] == "OK" and verdicts[MISSING_NODE]["verdict"] == "MISSING", verdicts
     dry = nightly("-e", "runtime_gate_label_nodes=true")
     assert dry.returncode == 2 and "dry run, nothing written" in dry.stdout, dry.stdout + dry.stderr
-    assert gate_labels() == before
+    assert gate_labels(kube_cluster) == before
 
     applied = nightly("-e", "runtime_gate_label_nodes=true", "-e", "runtime_gate_label_apply=true")
     assert applied.returncode == 2, applied.stdout + applied.stderr
     served = {host: sorted(f"handler.runtime-gate.gpufleet.io/{name}" for name in verdicts[host]["loaded_runtimes"])
               for host in (OK_NODE, MISSING_NODE)}
     assert NVIDIA in served[OK_NODE] and NVIDIA not in served[MISSING_NODE]
-    assert gate_labels() == served
+    assert gate_labels(kube_cluster) == served
     assert token not in applied.stdout + applied.stderr
+
+
+@pytest.mark.parametrize("source", ["ssh", "node-status"])
+def test_nightly_takes_the_labels_away_when_every_judged_node_fails(kube_cluster, gate, source):
+    """Every judged host MISSING (here the one judged): ansible-playbook ends a run after a play in which every host
+    failed, yet the gate step must still run and remove the stale label, judged over the host's connection (the host
+    play fails every host) or from its Node's status alone (the controller's last play fails). The run still fails."""
+    kube_cluster.kubectl("label", "node", MISSING_NODE, f"{NVIDIA}=served", f"{RUNC}=served", "--overwrite")
+    run = run_nightly(kube_cluster, gate, f"all-fail-{source}", {MISSING_NODE: "gpu-node-02"},
+                      "-e", json.dumps({"runtime_gate_label_nodes": True, "runtime_gate_label_apply": True,
+                                        "runtime_gate_verdict_source": source}))
+    assert run.returncode == 2, run.stdout + run.stderr
+    verdicts = json.loads((gate["workdir"] / f"all-fail-{source}" / "verdicts.json").read_text())["hosts"]
+    assert verdicts[MISSING_NODE]["verdict"] == "MISSING" and "nvidia" in verdicts[MISSING_NODE]["missing_handlers"]
+    assert gate_labels(kube_cluster, [MISSING_NODE]) == {MISSING_NODE: [RUNC]}, run.stdout[-3000:]
 
 
 def test_rollout_labels_the_nodes_it_repaired_once_every_batch_verified(kube_cluster, gate):

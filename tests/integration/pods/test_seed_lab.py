@@ -8,6 +8,7 @@ One real control plane (etcd, kube-apiserver, kube-scheduler; no kwok) and three
 | ``rn-24`` | 2.4 | ``imports = [".../conf.d/*.conf"]``; partial drop-in ``50-nvidia.conf``; ``99-nvidia-cdi.toml`` never matched | runc, nvidia |
 | ``rn-22`` | 2.2 | every runtime in the root config, ``default_runtime_name = "nvidia"`` (the default runtime changed) | runc, nvidia, nvidia-cdi |
 | ``rn-17`` | 1.7 | v3 on 1.x: a ``version = 3`` root with the nvidia runtimes in 2.x tables, a ``version = 2`` drop-in with runc | runc |
+| ``rn-16`` | 1.6 (Debian's) | a ``version = 2`` root with runc and nvidia | runc, nvidia |
 
 The nvidia runtimes' binaries are runc wrappers under /usr/local/nvidia/toolkit of each tree. RuntimeClasses:
 ``nvidia``, ``nvidia-cdi`` and the mistyped ``nvidia-typo`` (handler ``nvdia``), none with a nodeSelector, so every
@@ -15,7 +16,10 @@ node must serve every handler. A Pod per node x class (pinned with ``nodeName``)
 ``FailedCreatePodSandBox ... no runtime for "<handler>" is configured``; the real crosscheck.yml over the three nodes'
 trees and daemons must name exactly the failing (node, handler) pairs MISSING.
 
-Time: about 3 minutes on a loaded 2-core machine (cluster and nodes up in about 20 s; six ansible-playbook runs).
+Last, ``rollout.yml`` repairs the broken nodes from inside each node (the role's modules run in its namespaces,
+containerd restarted by the node's own restart command), the pods stuck on them start, and the crosscheck passes.
+
+Time: about 4 minutes on a loaded 2-core machine (cluster and nodes up in about 25 s; eight ansible-playbook runs).
 """
 import json
 import os
@@ -68,6 +72,7 @@ def trees(release_of):
         "rn-17": (release_of["1.7"], {"config.toml": 'version = 3\nimports = ["/etc/containerd/conf.d/*.toml"]\n'
                                                      + v3_runtimes,
                                       "conf.d/00-base.toml": root(release_of["1.7"])}),
+        "rn-16": (release_of["1.6"], {"config.toml": root(release_of["1.6"], body=NVIDIA)}),
     }
 
 
@@ -190,7 +195,8 @@ def test_every_pod_does_what_the_crosscheck_says(lab):
             assert f'no runtime for "{CLASSES[class_name]}" is configured' in did[pod][1], did[pod][1]
     # The lab's cases, as the crosscheck must see them (and as the pods showed them).
     assert {node: verdict["missing_handlers"] for node, verdict in verdicts.items()} == {
-        "rn-24": ["nvdia", "nvidia-cdi"], "rn-22": ["nvdia"], "rn-17": ["nvdia", "nvidia", "nvidia-cdi"]}
+        "rn-24": ["nvdia", "nvidia-cdi"], "rn-22": ["nvdia"], "rn-17": ["nvdia", "nvidia", "nvidia-cdi"],
+        "rn-16": ["nvdia", "nvidia-cdi"]}
     assert run.returncode == 2
 
 
@@ -248,8 +254,7 @@ def test_the_gate_keeps_new_pods_off_a_node_broken_again(lab):
     handler's label; the real scheduler then places that class's new pods only on serving nodes, and off a node
     whose nvidia runtime was removed (containerd restarted) once the next run took its label away."""
     cluster, nodes = lab["cluster"], lab["nodes"]
-    # Only nvidia is required now. nightly.yml's gate play is not reached when every judged host failed (ansible-playbook
-    # ends the run when a play has no host left): with nvdia and nvidia-cdi required, every node here is MISSING.
+    # Only nvidia is required now, so that some nodes pass and some do not (with nvdia required every node is MISSING).
     cluster.kubectl("delete", "runtimeclass", "nvidia-typo", "nvidia-cdi")
     cluster.apply_objects({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia-gated"},
                            "handler": "nvidia"})
@@ -268,10 +273,10 @@ def test_the_gate_keeps_new_pods_off_a_node_broken_again(lab):
         return {cluster.get("pod", name, "-n", NAMESPACE)["spec"]["nodeName"] for name in names}
 
     _verdicts, run = run_crosscheck(lab, lab["work"] / "gate-1", "nightly.yml", gate)
-    assert labelled() == ["rn-22", "rn-24"], run.stdout[-3000:]
+    assert labelled() == ["rn-16", "rn-22", "rn-24"], run.stdout[-3000:]
     selector = cluster.get("runtimeclass", "nvidia-gated")["scheduling"]["nodeSelector"]
     assert selector == {GATE_LABEL: "served"}, selector
-    assert place([f"gated-{index}" for index in range(4)]) <= {"rn-22", "rn-24"}
+    assert place([f"gated-{index}" for index in range(4)]) <= {"rn-16", "rn-22", "rn-24"}
 
     # rn-24 broken again: its partial drop-in loses nvidia, containerd restarts.
     dropin = nodes["rn-24"].node_root / "etc" / "containerd" / "conf.d" / "50-nvidia.conf"
@@ -279,8 +284,8 @@ def test_the_gate_keeps_new_pods_off_a_node_broken_again(lab):
     nodes["rn-24"].restart_containerd()
     verdicts, run = run_crosscheck(lab, lab["work"] / "gate-2", "nightly.yml", gate)
     assert "nvidia" in verdicts["rn-24"]["missing_handlers"], verdicts["rn-24"]
-    assert labelled() == ["rn-22"], run.stdout[-3000:]
-    assert place([f"gated-after-{index}" for index in range(3)]) == {"rn-22"}
+    assert labelled() == ["rn-16", "rn-22"], run.stdout[-3000:]
+    assert place([f"gated-after-{index}" for index in range(3)]) <= {"rn-16", "rn-22"}
 
 
 def millicpu(quantity):
@@ -288,9 +293,10 @@ def millicpu(quantity):
 
 
 def test_overhead_warning_against_the_real_kubelets_allocatable(lab):
-    """A class with overhead, bound to the served-nvidia label (rn-22 alone after the gate test): a pod that fits the real
-    kubelet's allocatable CPU without the overhead but not with it stays Pending (the real scheduler), and the
-    crosscheck's overhead warning names exactly that pod; a small one runs and is not named."""
+    """A class with overhead, bound to the served-nvidia label (rn-16 and rn-22 after the gate test): a pod that fits the
+    real kubelets' allocatable CPU without the overhead but not with it stays Pending (the real scheduler), and the
+    crosscheck's overhead warning names exactly that pod, on each node the class may place it; a small one runs and is
+    not named."""
     cluster = lab["cluster"]
     cluster.apply_objects({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia-vm"},
                            "handler": "nvidia", "overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}},
@@ -312,4 +318,96 @@ def test_overhead_warning_against_the_real_kubelets_allocatable(lab):
     report = json.loads((lab["work"] / "overhead" / "report" / "report.json").read_text(encoding="utf-8"))
     warned = {(finding["host"], finding["evidence"]["pod"]) for finding in report["overhead_findings"]
               if finding["code"] == "POD_DOES_NOT_FIT_WITH_OVERHEAD"}
-    assert warned == {("rn-22", f"{NAMESPACE}/vm-big")}, report["overhead_findings"]
+    assert warned == {("rn-16", f"{NAMESPACE}/vm-big"), ("rn-22", f"{NAMESPACE}/vm-big")}, report["overhead_findings"]
+
+
+def run_rollout(lab, out: Path, extra=None):
+    """playbooks/rollout.yml over the real nodes, each host's modules run inside its node (``python_interpreter``: the
+    node's mount, network and PID namespaces), so the role reads and writes the node's own /etc/containerd, proves with
+    the node's containerd release and restarts the node's containerd with its own restart command; the cluster read
+    with the admin kubeconfig. (host -> verdict, the completed run)."""
+    hosts = {}
+    for name, node in lab["nodes"].items():
+        # rn-17's root is version 3, which 1.7 ignores: the role renders a version 2 root for it, keeping its imports.
+        own_root = {"containerd_runtimes_manage_root_config": True,
+                    "containerd_runtimes_root_settings": {"imports": ["/etc/containerd/conf.d/*.toml"]}}
+        hosts[name] = {**(own_root if name == "rn-17" else {}),
+                       "ansible_connection": "local", "ansible_python_interpreter": node.python_interpreter(),
+                       "containerd_runtimes_containerd_bin": node.release.binary,
+                       "containerd_runtimes_restart_command": node.restart_command(),
+                       "containerd_runtimes_wait_command": [node.paths["ctr"], "--address",
+                                                            "/run/containerd/containerd.sock", "version"]}
+    out.mkdir(parents=True, exist_ok=True)
+    inventory = {"all": {"hosts": {"localhost": {"ansible_connection": "local"}},
+                         "children": {"gpu_nodes": {"hosts": hosts, "vars": {"containerd_runtimes_runtimes": [
+                             {"name": "nvidia", "binary_name": f"{NVIDIA_DIR}/nvidia-container-runtime"},
+                             {"name": "nvidia-cdi", "binary_name": f"{NVIDIA_DIR}/nvidia-container-runtime.cdi"}]}}}}}
+    (out / "hosts.yml").write_text(yaml.safe_dump(inventory), encoding="utf-8")
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith("K8S_AUTH_") and key not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST")}
+    env.update(ANSIBLE_CONFIG=str(REPO_ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               K8S_AUTH_KUBECONFIG=str(lab["cluster"].admin_kubeconfig),
+               PATH=os.path.dirname(crictl()) + os.pathsep + env.get("PATH", ""))
+    completed = subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(out / "hosts.yml"),
+                                str(REPO_ROOT / "playbooks" / "rollout.yml"),
+                                "-e", json.dumps({"runtime_gate_serial": ["1", "100%"], **(extra or {})}),
+                                "-e", f"runtime_gate_verdicts_file={out / 'verdicts.json'}"],
+                               cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
+    verdicts_file = out / "verdicts.json"
+    assert verdicts_file.exists(), completed.stdout[-4000:] + completed.stderr[-2000:]
+    return json.loads(verdicts_file.read_text(encoding="utf-8"))["hosts"], completed
+
+
+def test_rollout_repairs_the_nodes_and_the_stuck_pods_start(lab):
+    """Last (the nodes are left repaired): the operator restores the nvidia-cdi class and retires the mistyped one
+    (a class's handler cannot be changed); rollout.yml gives every node nvidia and nvidia-cdi, verified batch by batch
+    against the real daemons; the pods stuck in FailedCreatePodSandBox start: the kubelet retries their sandbox by
+    itself, except the mistyped class's pods, whose class is gone (a pod's runtimeClassName cannot change), recreated
+    under ``nvidia``; then the crosscheck passes on every node."""
+    cluster, nodes = lab["cluster"], lab["nodes"]
+    # (the gate test deleted both; deleted here too, so that this test also runs alone)
+    cluster.kubectl("delete", "runtimeclass", "nvidia-typo", "nvidia-cdi", "--ignore-not-found")
+    cluster.apply_objects({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia-cdi"},
+                           "handler": "nvidia-cdi"})
+    failing = sandbox_failures(cluster)
+    pods = {item["metadata"]["name"]: item for item in cluster.get("pods", "-n", NAMESPACE)["items"]}
+    stuck = sorted(name for name, pod in pods.items()
+                   if name in failing and (pod.get("status") or {}).get("phase") != "Running")
+    retried = [name for name in stuck if pods[name]["spec"]["runtimeClassName"] != "nvidia-typo"]
+    recreated = [name for name in stuck if name not in retried]
+    assert retried and {pods[name]["spec"]["nodeName"] for name in recreated} == set(nodes), (retried, recreated)
+    before, _run = run_crosscheck(lab, lab["work"] / "rollout-before")
+    broken = sorted(name for name, verdict in before.items() if verdict["verdict"] != "OK")
+    assert broken, before
+
+    daemons = {name: (node.work / "containerd.pid").read_text(encoding="utf-8") for name, node in nodes.items()}
+    started = time.monotonic()
+    verdicts, run = run_rollout(lab, lab["work"] / "rollout")
+    print(f"\nrollout.yml over {len(nodes)} real nodes took {time.monotonic() - started:.0f} s")
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
+    assert {name: verdict["verdict"] for name, verdict in verdicts.items()} == {name: "OK" for name in nodes}, verdicts
+    # The role restarted each broken node's containerd, through the node's own restart command (and any other node it
+    # gave its drop-in: the role owns the runtimes it was given, served before or not).
+    restarted = {name for name, node in nodes.items()
+                 if (node.work / "containerd.pid").read_text(encoding="utf-8") != daemons[name]}
+    assert set(broken) <= restarted, (broken, restarted, run.stdout[-3000:])
+
+    for name in recreated:
+        cluster.kubectl("delete", "pod", name, "-n", NAMESPACE, "--grace-period=0", "--force")
+    cluster.apply_objects(*(workload_pod(f"{name}-again", pods[name]["spec"]["nodeName"], "nvidia")
+                            for name in recreated))
+    # Running, each of them (their old FailedCreatePodSandBox events stay: only the phase counts here).
+    waiting = retried + [f"{name}-again" for name in recreated]
+
+    def not_running():
+        phases = {item["metadata"]["name"]: (item.get("status") or {}).get("phase")
+                  for item in cluster.get("pods", "-n", NAMESPACE)["items"]}
+        return [name for name in waiting if phases.get(name) != "Running"]
+    started = time.monotonic()
+    cluster.wait_for(f"every pod of {waiting} Running", lambda: not not_running(), POD_SECONDS, interval=1)
+    print(f"{len(retried)} stuck pods started by the kubelet's retries, {len(recreated)} recreated, in "
+          f"{time.monotonic() - started:.0f} s")
+
+    after, run = run_crosscheck(lab, lab["work"] / "rollout-after")
+    assert {name: verdict["verdict"] for name, verdict in after.items()} == {name: "OK" for name in nodes}, after
+    assert run.returncode == 0, run.stdout[-3000:]

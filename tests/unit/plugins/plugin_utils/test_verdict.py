@@ -205,3 +205,18 @@ def test_an_unknown_verdict_is_not_explained():
     undecided = facts(["runc"], cri_startup={"errors": [], "notes": [], "undecided": "the root config was not read"})
     verdict = judge_and_explain(undecided, CLASSES, node_name="n1", node_labels=GPU_LABELS)
     assert verdict["lines"] == ["UNKNOWN=the root config was not read"] and verdict["findings"] == []
+
+
+def test_the_running_daemons_answer_beats_the_kubelets_lagging_copy_and_the_copy_narrows_a_dump():
+    # A Node read before containerd restarted with nvidia-cdi added (rollout.yml reads the cluster once): its
+    # status.runtimeHandlers lacks the handler the live daemon now serves.
+    nodes = [{"name": "n1", "labels": GPU_LABELS, "allocatable": {},
+              "runtime_handlers": [{"name": ""}, {"name": "runc"}, {"name": "nvidia"}]}]
+    daemon = serving_daemon(["runc", "nvidia", "nvidia-cdi"])
+    live = judge(facts(["runc", "nvidia", "nvidia-cdi"], source="command", daemon=daemon), CLASSES, node_name="n1",
+                 nodes=nodes)
+    assert (live["verdict"], live["loaded_source"]) == ("OK", "daemon"), live
+    assert any("lacks nvidia-cdi" in note and "lags a restart" in note for note in live["notes"]), live["notes"]
+    # Without the daemon's view the Node's copy is the only word on what was loaded: absent there, not served.
+    dump = judge(facts(["runc", "nvidia", "nvidia-cdi"]), CLASSES, node_name="n1", nodes=nodes)
+    assert (dump["verdict"], dump["missing_handlers"]) == ("MISSING", ["nvidia-cdi"]), dump
