@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 COLLECTIONS_ROOT = REPO_ROOT / ".collections"
 
@@ -18,6 +20,18 @@ if str(REPO_ROOT / "tests") not in sys.path:
 pytest_plugins = ["support.kube_fixtures"]
 
 os.environ.setdefault("ANSIBLE_CONFIG", str(REPO_ROOT / "ansible.cfg"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under `make check` (RUNTIME_GATE_CHECK) a skip is a failure: every test it selects must run, here."""
+    del item, call
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("RUNTIME_GATE_CHECK") and report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"`make check` skips no test it selects, and this one skipped: {reason}"
 
 
 def pytest_report_header(config):

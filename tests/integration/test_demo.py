@@ -53,6 +53,7 @@ def check_verdicts(playbook_rc, verdicts_file):
 
 
 @pytest.mark.parametrize("live", [False, True], ids=["committed-dumps", "live-containerd"])
+@pytest.mark.components
 def test_demo_verdicts_are_as_documented(tmp_path, live):
     extra = []
     if live:
