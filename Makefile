@@ -74,9 +74,12 @@ check-tests: venv
 	RUNTIME_GATE_CHECK=1 RUNTIME_GATE_CACHE=$(CURDIR)/$(OUT)/no-components RUNTIME_GATE_FUZZ_BUDGET=0.1 \
 	  $(VENV_PY) -m pytest -q -n $(CHECK_JOBS) -m "not components" $(CHECK_TESTS) $(PYTEST_ARGS)
 
-# pytest exit 5 means no test ran: that is a failure here, never a green run.
+# pytest exit 5 means no test ran: that is a failure here, never a green run. TEST_JOBS pytest-xdist workers, each
+# running whole test files (module fixtures start once; tests/conftest.py hands out the longest files first); most of
+# the suite waits on daemons and playbooks rather than computing. TEST_JOBS=0: one process.
+TEST_JOBS ?= 2
 test: venv system-packages components
-	$(VENV_PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+	$(VENV_PY) -m pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 # ansible-test sanity on the committed files (also part of `make test`).

@@ -34,6 +34,36 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = f"`make check` skips no test it selects, and this one skipped: {reason}"
 
 
+# The files that take longest, first: under pytest-xdist (`make test` runs `--dist loadfile --no-loadscope-reorder`) each
+# file runs whole on one worker in this order, so the longest start at once instead of ending the run alone.
+SLOWEST_FIRST = ("tests/integration/differential/", "tests/integration/test_ansible_sanity.py", "tests/integration/role/",
+                 "tests/integration/pods/", "tests/integration/daemon/", "tests/integration/cluster/")
+
+
+def _slowness_rank(item):
+    path = item.nodeid
+    return next((rank for rank, prefix in enumerate(SLOWEST_FIRST) if path.startswith(prefix)), len(SLOWEST_FIRST))
+
+
+def pytest_collection_modifyitems(items):
+    items.sort(key=_slowness_rank)  # stable: the collection order within each rank
+
+
+_SUMMARIES = []
+
+
+def pytest_runtest_logreport(report):
+    """A test's ``record_property("terminal_summary", text)``, kept for the end of the run (from any xdist worker)."""
+    if report.when == "call":
+        _SUMMARIES.extend((report.nodeid, value) for name, value in report.user_properties if name == "terminal_summary")
+
+
+def pytest_terminal_summary(terminalreporter):
+    for nodeid, text in _SUMMARIES:
+        terminalreporter.write_sep("-", nodeid)
+        terminalreporter.write(text)
+
+
 def pytest_report_header(config):
     """Every third-party component version the run uses, so a result can be traced to its releases."""
     del config
