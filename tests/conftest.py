@@ -49,6 +49,25 @@ def pytest_collection_modifyitems(items):
     items.sort(key=_slowness_rank)  # stable: the collection order within each rank
 
 
+# Directories whose files share a package-scoped fixture (one real cluster): one unit of work, on one worker.
+ONE_WORKER_DIRECTORIES = ("tests/integration/cluster/",)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile``: each file on one worker, and each of ONE_WORKER_DIRECTORIES whole on one worker."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling  # pylint: disable=import-outside-toplevel  # only under xdist
+
+    class FileOrSharedDirectory(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            path = nodeid.split("::", 1)[0]
+            return next((directory for directory in ONE_WORKER_DIRECTORIES if path.startswith(directory)), path)
+
+    return FileOrSharedDirectory(config, log)
+
+
 _SUMMARIES = []
 
 
