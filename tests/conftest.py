@@ -22,16 +22,16 @@ pytest_plugins = ["support.kube_fixtures"]
 os.environ.setdefault("ANSIBLE_CONFIG", str(REPO_ROOT / "ansible.cfg"))
 
 
-@pytest.hookimpl(hookwrapper=True)
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     """Under `make check` (RUNTIME_GATE_CHECK) a skip is a failure: every test it selects must run, here."""
     del item, call
-    outcome = yield
-    report = outcome.get_result()
+    report = yield
     if os.environ.get("RUNTIME_GATE_CHECK") and report.skipped and not hasattr(report, "wasxfail"):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.outcome = "failed"
         report.longrepr = f"`make check` skips no test it selects, and this one skipped: {reason}"
+    return report
 
 
 # The files that take longest, first: under pytest-xdist (`make test` runs `--dist loadfile --no-loadscope-reorder`) each
