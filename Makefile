@@ -6,7 +6,7 @@ ANSIBLE_PLAYBOOK := $(VENV)/bin/ansible-playbook
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 OUT := out
 
-.PHONY: demo demo-live demo-rollout test sanity system-packages components differential venv clean
+.PHONY: demo demo-live demo-rollout check test sanity system-packages components differential venv clean
 
 venv: $(VENV)/.installed
 
@@ -54,9 +54,32 @@ COMPONENTS ?= containerd-1.7 containerd-2.0 containerd-2.1 containerd-2.2 contai
 components:
 	@tools/build-components $(COMPONENTS)
 
-# pytest exit 5 means no test ran: that is a failure here, never a green run.
+# The contributor's loop: a few minutes, nothing to build or install but the venv (CONTRIBUTING.md). The unit tests,
+# the fuzzers on a tenth of their budget, the module contract, ansible-lint and ansible-test's quick linters (pep8,
+# validate-modules, yamllint; `make sanity` runs them all), the demo's tests, then `make demo`. A test
+# that needs a component, a system package or root carries the `components` marker (pytest.ini) and runs in `make test`
+# only: here RUNTIME_GATE_CHECK makes any selected test that asks for one fail (tests/support/tools.py), the component
+# cache is an empty directory, and a skipped test fails too (tests/conftest.py).
+CHECK_TESTS := tests/unit tests/fuzz tests/integration/test_ansible_lint.py tests/integration/test_demo.py
+CHECK_JOBS ?= 2
+CHECK_SANITY ?= --test pep8 --test validate-modules --test yamllint
+check: check-tests check-sanity demo
+
+.PHONY: check-tests check-sanity
+check-sanity: venv
+	tools/ansible-sanity $(CHECK_SANITY)
+
+check-tests: venv
+	@rm -rf $(OUT)/no-components && mkdir -p $(OUT)/no-components
+	RUNTIME_GATE_CHECK=1 RUNTIME_GATE_CACHE=$(CURDIR)/$(OUT)/no-components RUNTIME_GATE_FUZZ_BUDGET=0.1 \
+	  $(VENV_PY) -m pytest -q -n $(CHECK_JOBS) -m "not components" $(CHECK_TESTS) $(PYTEST_ARGS)
+
+# pytest exit 5 means no test ran: that is a failure here, never a green run. TEST_JOBS pytest-xdist workers, each
+# running whole test files (module fixtures start once; tests/conftest.py hands out the longest files first); most of
+# the suite waits on daemons and playbooks rather than computing. TEST_JOBS=0: one process.
+TEST_JOBS ?= 2
 test: venv system-packages components
-	$(VENV_PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+	$(VENV_PY) -m pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 # ansible-test sanity on the committed files (also part of `make test`).

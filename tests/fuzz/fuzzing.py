@@ -4,6 +4,7 @@ The writer exists so generated dumps can be written in any table order (``tomlli
 it emits nested tables as ``[a."b c".d]`` sections and values inside arrays as inline tables.
 """
 import math
+import os
 import re
 
 from hypothesis import HealthCheck, settings
@@ -11,9 +12,18 @@ from hypothesis import HealthCheck, settings
 BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
+# `make check` runs the fuzzers on a fraction of their budget (RUNTIME_GATE_FUZZ_BUDGET, e.g. 0.1); `make test` on all of it.
+BUDGET = float(os.environ.get("RUNTIME_GATE_FUZZ_BUDGET") or 1)
+
+
+def budget(max_examples):
+    """``max_examples`` scaled by the run's fuzz budget, at least 10 cases."""
+    return max(10, round(max_examples * BUDGET)) if BUDGET < 1 else max_examples
+
+
 def fuzz_settings(max_examples):
     """Same cases on every run (CI is deterministic), no per-example deadline, no example database."""
-    return settings(max_examples=max_examples, deadline=None, derandomize=True, database=None,
+    return settings(max_examples=budget(max_examples), deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

@@ -204,6 +204,7 @@ EVERY_HANDLER = [{"name": handler, "handler": handler, "overhead_pod_fixed": Non
                  for handler in ("runc", "nvidia", "nvidia-cdi")]
 
 
+@pytest.mark.components
 def test_the_real_dumps_to_truncate_are_there(real_dumps):
     # The committed demo dumps are always there: finding none means the path broke, never a reason to skip.
     demo = demo_dump_texts()
@@ -215,6 +216,7 @@ def test_the_real_dumps_to_truncate_are_there(real_dumps):
 
 @fuzz_settings(1000)
 @given(st.data(), st.floats(0, 1, exclude_max=True))
+@pytest.mark.components
 def test_truncated_real_dumps_are_refused_or_judged_from_what_is_there(real_dumps, data, fraction):
     text = data.draw(st.sampled_from(real_dumps), label="dump")
     truncated = text[: int(len(text) * fraction)]

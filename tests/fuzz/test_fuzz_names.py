@@ -54,6 +54,7 @@ def test_a_name_with_a_control_character_is_refused_where_cluster_data_enters(ch
         parse_manifest_text(manifest, "manifest file 'hostile.json'")
 
 
+@pytest.mark.components
 def test_the_cli_refuses_a_hostile_manifest_with_exit_2_and_escapes_its_message(tmp_path):
     manifest = tmp_path / "classes.json"
     manifest.write_text(json.dumps({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "rc"},

@@ -52,7 +52,8 @@ def check_verdicts(playbook_rc, verdicts_file):
     )
 
 
-@pytest.mark.parametrize("live", [False, True], ids=["committed-dumps", "live-containerd"])
+@pytest.mark.parametrize("live", [pytest.param(False, id="committed-dumps"),
+                                  pytest.param(True, id="live-containerd", marks=pytest.mark.components)])
 def test_demo_verdicts_are_as_documented(tmp_path, live):
     extra = []
     if live:

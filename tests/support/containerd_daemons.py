@@ -29,6 +29,8 @@ MANIFEST = CACHE / "bin" / "components.json"
 DEBIAN_CONTAINERD = "/usr/bin/containerd"
 CONTAINERD_AT_ETC = REPO_ROOT / "inventory" / "demo" / "bin" / "containerd-at-etc"
 BUILT_RELEASES = ("containerd-1.7", "containerd-2.0", "containerd-2.1", "containerd-2.2", "containerd-2.3", "containerd-2.4")
+# Every release's name ("1.6", "2.4"), known without looking for the binaries (a parametrization at collection time).
+RELEASE_NAMES = ("1.6", *(name.split("-", 1)[1] for name in BUILT_RELEASES))
 BOOT_SECONDS = 30
 STOP_SECONDS = 20
 

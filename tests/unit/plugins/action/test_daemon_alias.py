@@ -10,6 +10,9 @@ import yaml
 from support.paths import REPO_ROOT
 from support.tools import require_command
 
+# Every test here runs real containerd (or its dumps): `make test` only.
+pytestmark = pytest.mark.components
+
 CONFIG = "version = 2\n"
 RUNTIMECLASSES = [{"name": "nvidia-cdi", "handler": "nvidia-cdi", "node_selector": None}]
 

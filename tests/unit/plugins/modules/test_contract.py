@@ -158,6 +158,7 @@ def documented_returns(doc_entry):
 
 
 @pytest.mark.parametrize("module", MODULES)
+@pytest.mark.components
 def test_real_results_have_only_documented_keys(module, docs, real_results):
     assert real_results.get(module), f"module_results.yml does not run {module}"
     documented = set(documented_returns(docs[module]))
@@ -167,6 +168,7 @@ def test_real_results_have_only_documented_keys(module, docs, real_results):
 
 
 @pytest.mark.parametrize("module", MODULES)
+@pytest.mark.components
 def test_keys_documented_always_are_returned(module, docs, real_results):
     always = {key for key, entry in documented_returns(docs[module]).items() if entry.get("returned") == "always"}
     for result in real_results[module]:

@@ -108,6 +108,7 @@ def test_disabled_cri_serves_nothing():
         ("2.4", "S1-after-edit", ["nvidia-cdi"]),
     ],
 )
+@pytest.mark.components
 def test_real_dumps_judged(release, scenario, missing, tmp_path):
     verdict = judge(real_dump_facts(release, scenario, tmp_path), CLASSES[:2], node_name="n", node_labels=GPU_LABELS)
     assert verdict["missing_handlers"] == missing

@@ -60,6 +60,7 @@ def test_binaries_from_dump_and_daemon_text(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("release, scenario", [("1.7", "S3full"), ("2.2", "S1"), ("2.3", "S1v4")])
+@pytest.mark.components
 def test_binary_names_found_in_real_dumps(release, scenario, tmp_path):
     # The dump the real release prints for the tree: its runtimes' BinaryNames, the runc shim, runc.
     binaries = runtime_binaries(dump_text(scenario, release, tmp_path), None, str(tmp_path / "no-containerd"))

@@ -26,7 +26,6 @@ def test_status_request_and_malformed_responses():
 
 
 def test_module_reads_root_config_and_passes_host_root_to_containerd(tmp_path):
-    require_tool(os.path.exists("/bin/sh"), "needs /bin/sh for the stand-in containerd")
     from ansible_collections.gpufleet.runtime_gate.plugins.modules.containerd_facts import gather, gather_surroundings
 
     host = node_tree(tmp_path)
@@ -85,6 +84,7 @@ def test_secrets_are_redacted_keeping_the_toml_valid_and_its_lines():
 
 
 @pytest.mark.parametrize("containerd_bin", ["containerd", "/usr/bin/containerd"])
+@pytest.mark.components
 def test_the_containerd_binary_itself_cannot_stand_for_another_root(tmp_path, containerd_bin):
     """containerd ignores RUNTIME_GATE_HOST_ROOT: run as the node's wrapper it would dump this machine's config."""
     require_tool(os.access("/usr/bin/containerd", os.X_OK), "needs Debian's containerd (a compiled program)")

@@ -53,6 +53,7 @@ def test_relative_glob_is_expanded_from_the_config_dir_and_from_the_daemon_cwd(t
     assert expansion["matches_from_cwd"] == []
 
 
+@pytest.mark.components
 def test_probe_resolves_a_relative_glob_by_the_rule_of_the_node_containerd_version(tmp_path):
     """1.6.0-1.6.28/1.7.0-1.7.15 glob a relative import from `/` (the daemon's cwd); 1.6.29+/1.7.16+ from the config's dir."""
     from ansible_collections.gpufleet.runtime_gate.plugins.modules import containerd_runtime_config_probe as probe

@@ -110,6 +110,7 @@ AUTH_AS_STRING = '[plugins."io.containerd.grpc.v1.cri".registry.configs."r"]\n  
 
 @pytest.mark.parametrize(("dropin", "secrets"), [(WRONG_TYPES, ("918273645", "wrong-type", "55512345")),
                                                  (AUTH_AS_STRING, ("auth-as-string-secret",))])
+@pytest.mark.components
 def test_containerd_s_own_error_quoting_a_credential_never_reaches_the_message(tmp_path, dropin, secrets):
     """containerd 1.6 says `Can't convert 918273645(int64) to string` for a password of the wrong type, and
     `Can't convert auth-as-string-secret(string) to config.AuthConfig` for an auth table written as a string."""
@@ -219,6 +220,7 @@ def test_header_values_in_the_daemon_s_json_status_are_redacted():
                                                           "mirrors": {"docker.io": {"endpoint": ["https://m"]}}}
 
 
+@pytest.mark.components
 def test_a_real_dump_with_registry_headers_ships_no_header_value(tmp_path):
     from support.containerd_trees import dumped
 

@@ -2,7 +2,8 @@
 import subprocess
 
 import pytest
-from support.containerd_daemons import releases
+from support.containerd_daemons import RELEASE_NAMES
+from support.containerd_trees import release_named
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.address import (
     DEFAULT_ADDRESS,
@@ -24,9 +25,11 @@ def _dump(binary, config):
     return completed.stdout
 
 
-@pytest.mark.parametrize("release", releases(), ids=str)
-def test_the_address_of_every_file_version_a_release_reads(release, tmp_path):
+@pytest.mark.parametrize("release_name", RELEASE_NAMES)
+@pytest.mark.components
+def test_the_address_of_every_file_version_a_release_reads(release_name, tmp_path):
     """1.x reads version 2; 2.2 versions 2-3; 2.3+ 2-4 (a version 3 [grpc] migrated to the v4 plugin table)."""
+    release = release_named(release_name)
     major, minor = (int(part) for part in release.name.split("."))
     versions = [2] if major < 2 else [2, 3] if (major, minor) < (2, 3) else [2, 3, 4]
     for version in versions:

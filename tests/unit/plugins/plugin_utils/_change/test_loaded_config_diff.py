@@ -32,12 +32,14 @@ def dump_of(tmp_path: Path, name: str, release: str, files: dict) -> str:
     return dump.text
 
 
+@pytest.mark.components
 def test_identical_trees_differ_in_nothing(tmp_path):
     root = {"config.toml": "version = 2\noom_score = -999\n"}
     text = dump_of(tmp_path, "a", "1.6", root)
     assert differences(text, dump_of(tmp_path, "b", "1.6", root), named=nothing_named) == []
 
 
+@pytest.mark.components
 def test_every_lost_setting_is_listed_with_its_old_and_new_value(tmp_path):
     before = dump_of(tmp_path, "before", "1.6", {"config.toml": (
         'version = 2\noom_score = -999\n[debug]\n  level = "debug"\n[metrics]\n  address = "127.0.0.1:1338"\n'
@@ -53,6 +55,7 @@ def test_every_lost_setting_is_listed_with_its_old_and_new_value(tmp_path):
     assert len(lines) == 5, lines
 
 
+@pytest.mark.components
 def test_a_runtime_option_at_its_zero_value_equals_its_absence(tmp_path):
     """1.6 prints the built-in runc's options in full; the same runc written in a file has only what the file says.
     The shim decodes both into the same runcoptions.Options, so they are the same setting."""
@@ -69,6 +72,7 @@ def test_a_runtime_option_at_its_zero_value_equals_its_absence(tmp_path):
         "plugins.io.containerd.grpc.v1.cri.containerd.runtimes.runc.options.SystemdCgroup: True -> (absent)"]
 
 
+@pytest.mark.components
 def test_credentials_are_never_repeated(tmp_path):
     registry = f'[{CRI_V2}.registry.configs."r.example".auth]\n'
     before = dump_of(tmp_path, "before", "1.6", {"config.toml": f'version = 2\n{registry}  password = "hunter2-secret"\n'})

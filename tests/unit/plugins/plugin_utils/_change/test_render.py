@@ -216,6 +216,7 @@ def test_v2_binary_with_a_version_2_root_writes_a_version_2_dropin():
 
 
 @pytest.mark.parametrize(("release_name", "scenario"), [("2.2", "S1"), ("2.3", "S1"), ("2.3", "S1v4"), ("2.4", "S1v4")])
+@pytest.mark.components
 def test_v2_rendering_matches_a_real_fixture_tree_whose_real_dump_passes_the_judgement(release_name, scenario, tmp_path):
     """Proven by a real binary: the drop-in rendered here, written into the scenario tree in place of its own (equal
     after parsing), is dumped by that containerd release, and the dump passes the judgement. Not proven: the daemon."""
@@ -239,6 +240,7 @@ def test_v2_rendering_matches_a_real_fixture_tree_whose_real_dump_passes_the_jud
     assert facts["runtimes"]["nvidia-cdi"]["binary_name"] == "/usr/bin/nvidia-container-runtime.cdi"
 
 
+@pytest.mark.components
 def test_judgement_fails_a_dump_that_lost_a_requested_runtime_or_an_existing_one(tmp_path):
     dump = dump_text("S6-v2", "1.7", tmp_path)  # the real 1.7 dump of S6-v2: runc + nvidia, no nvidia-cdi
     current = facts_from_dump(dump, source="file", source_name="fixture")
@@ -270,6 +272,7 @@ def test_a_null_option_is_one_clear_error_naming_the_runtime_and_the_option():
                               "YAML), which a TOML file cannot hold; give it a value or remove it"]
 
 
+@pytest.mark.components
 def test_a_default_set_through_root_settings_is_caught_in_the_candidates_real_dump(tmp_path):
     """Real containerd 1.6 dumps the rendered drop-in (a whole version 2 config on 1.x): its loaded default is
     root_settings' nvidia, which the default_runtime input never named, so the guard must fire from the dump."""

@@ -14,6 +14,9 @@ import pytest
 from support.tools import require_tool
 from support.judged_trees import CONTAINERD, V2_ROOT_RUNC, gathered_facts, only, verdict_of, write_tree
 
+# Every test here runs real containerd (or its dumps): `make test` only.
+pytestmark = pytest.mark.components
+
 # gpu-node-04's root, with the daemon's root, state and sockets under the temp tree.
 DAEMON_ROOT = V2_ROOT_RUNC.format(imports='"{d}/conf.d/*.toml"').replace(
     "version = 2\n", 'version = 2\nroot = "{d}/root"\nstate = "{d}/state"\n', 1

@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -85,6 +86,7 @@ def test_unknown_verdict_carries_the_new_fields():
 RC_CROSSCHECK = REPO_ROOT / "bin" / "rc-crosscheck"
 
 
+@pytest.mark.components
 def test_rc_crosscheck_explain_prints_findings_after_the_missing_lines(tmp_path):
     config = write_tree(tmp_path, {"config.toml": V2_ROOT_RUNC.format(imports='"{d}/conf.d/*.conf"'), "conf.d/99-nvidia.toml": V2_FULL_DROPIN})
     gathered_facts(config)  # skips unless the real containerd is installed

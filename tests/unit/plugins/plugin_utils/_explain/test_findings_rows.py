@@ -38,6 +38,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabu
 # ------------------------------------------------------------------------------------------- 1.x rows
 
 
+@pytest.mark.components
 def test_import_glob_matches_nothing(tmp_path):
     config = write_tree(tmp_path, {"config.toml": V2_ROOT_RUNC.format(imports='"{d}/conf.d/*.conf"'),
                                    "conf.d/99-nvidia.toml": V2_FULL_DROPIN})
@@ -52,6 +53,7 @@ def test_import_glob_matches_nothing(tmp_path):
     assert "IMPORT_GLOB_MATCHES_NOTHING" in verdict["missing_explained"]["nvidia"]
 
 
+@pytest.mark.components
 def test_dropin_not_imported(tmp_path):
     # The glob loads 10-runc.toml; 99-nvidia.conf sits next to it and matches no pattern.
     config = write_tree(tmp_path, {"config.toml": V2_ROOT_RUNC.format(imports='"{d}/conf.d/*.toml"'),
@@ -66,6 +68,7 @@ def test_dropin_not_imported(tmp_path):
     assert "IMPORT_GLOB_MATCHES_NOTHING" not in codes(verdict)
 
 
+@pytest.mark.components
 def test_unloaded_dropin_explains_only_the_handlers_it_defines(tmp_path):
     # 99-nvidia.toml defines nvidia and nvidia-cdi, never the typo'd nvdia: the node sends its text, so the
     # findings link exactly; without that text (older facts) they fall back to inferring every unmentioned one.
@@ -89,6 +92,7 @@ def test_unloaded_dropin_explains_only_the_handlers_it_defines(tmp_path):
     assert older["missing_explained"] == {"nvdia": both, "nvidia": both, "nvidia-cdi": both}
 
 
+@pytest.mark.components
 def test_relative_import_glob(tmp_path, monkeypatch):
     # containerd 1.6.20 resolves "conf.d/*.toml" from its working directory: `/` under systemd.
     monkeypatch.chdir("/")
@@ -103,6 +107,7 @@ def test_relative_import_glob(tmp_path, monkeypatch):
     assert verdict["missing_explained"]["nvidia"] == ["RELATIVE_IMPORT_GLOB"]
 
 
+@pytest.mark.components
 def test_relative_import_glob_is_version_gated(tmp_path, monkeypatch):
     monkeypatch.chdir("/")
     config = write_tree(tmp_path, {"config.toml": V2_ROOT_RUNC.format(imports='"conf.d/*.toml"'),
@@ -114,6 +119,7 @@ def test_relative_import_glob_is_version_gated(tmp_path, monkeypatch):
         assert ("RELATIVE_IMPORT_GLOB" in codes(verdict_of(facts))) is fires, version
 
 
+@pytest.mark.components
 def test_files_a_relative_glob_never_loaded_explain_nothing_else(tmp_path, monkeypatch):
     # gpu-node-04's partial drop-in behind a relative glob: 1.6.20 never loads it, so it replaced nothing.
     monkeypatch.chdir("/")
@@ -128,6 +134,7 @@ def test_files_a_relative_glob_never_loaded_explain_nothing_else(tmp_path, monke
 V3_ROOT = (REPO_ROOT / "inventory/demo/nodes/gpu-node-05/etc/containerd/config.toml").read_text()
 
 
+@pytest.mark.components
 def test_v3_config_on_1x(tmp_path):
     config = write_tree(tmp_path, {"config.toml": V3_ROOT})
     verdict = verdict_of(gathered_facts(config))
@@ -138,12 +145,14 @@ def test_v3_config_on_1x(tmp_path):
 
 
 @pytest.mark.parametrize("version, outcome", [("1.6.31", "ignored"), ("1.6.32", "refused"), ("1.7.16", "ignored"), ("1.7.17", "refused")])
+@pytest.mark.components
 def test_v3_config_on_1x_gates(tmp_path, version, outcome):
     facts = gathered_facts(write_tree(tmp_path, {"config.toml": V3_ROOT}))
     read_as_release(facts, version)  # the same files read as that release
     assert only(verdict_of(facts), "V3_CONFIG_ON_1X")["evidence"]["outcome"] == outcome
 
 
+@pytest.mark.components
 def test_cri_table_replaced(tmp_path):
     dropin = (REPO_ROOT / "inventory/demo/nodes/gpu-node-04/etc/containerd/conf.d/99-nvidia.toml").read_text()
     config = write_tree(tmp_path, {"config.toml": V2_ROOT_RUNC.format(imports='"{d}/conf.d/*.toml"'), "conf.d/99-nvidia.toml": dropin})
@@ -157,6 +166,7 @@ def test_cri_table_replaced(tmp_path):
     assert set(verdict["missing_explained"]["runc"]) == {"CRI_TABLE_REPLACED", "DEFAULT_RUNTIME_UNDEFINED"}
 
 
+@pytest.mark.components
 def test_default_runtime_undefined(tmp_path):
     # One file, only `nvidia`: go-toml v1 replaces the runtimes map, so the built-in runc is gone too.
     config = write_tree(tmp_path, {"config.toml": 'version = 2\n\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]\n'
@@ -169,6 +179,7 @@ def test_default_runtime_undefined(tmp_path):
     assert finding["handlers"] == ["nvidia", "nvidia-cdi", "runc"]
 
 
+@pytest.mark.components
 def test_runtime_type_missing(tmp_path):
     config = write_tree(tmp_path, {"config.toml": V2_FULL_DROPIN.replace('  runtime_type = "io.containerd.runc.v2"\n  [plugins', '  [plugins', 1)})
     verdict = verdict_of(gathered_facts(config))
@@ -177,6 +188,7 @@ def test_runtime_type_missing(tmp_path):
     assert finding["evidence"]["line"] == line_of(config, "runtimes.nvidia]")
 
 
+@pytest.mark.components
 def test_runtime_binary_missing(tmp_path):
     (tmp_path / "bin").mkdir()
     (tmp_path / "bin/nvidia-container-runtime.cdi").write_text("#!/bin/sh\n")  # present, mode 0644: not executable
@@ -192,6 +204,7 @@ def test_runtime_binary_missing(tmp_path):
     assert verdict["missing_explained"] == {"nvidia": ["RUNTIME_BINARY_MISSING"], "nvidia-cdi": ["RUNTIME_BINARY_MISSING"]}
 
 
+@pytest.mark.components
 def test_unknown_option_key(tmp_path):
     config = write_tree(tmp_path, {"config.toml": V2_FULL_DROPIN.replace('BinaryName = "/usr/sbin/runc"', 'binary_name = "/usr/sbin/runc"', 1)})
     verdict = verdict_of(gathered_facts(config))
@@ -201,6 +214,7 @@ def test_unknown_option_key(tmp_path):
     assert (finding["evidence"]["file"], finding["evidence"]["line"]) == (str(config), line_of(config, "binary_name"))
 
 
+@pytest.mark.components
 def test_cdi_spec_missing(tmp_path):
     (tmp_path / "cdi").mkdir()
     config = write_tree(tmp_path, {"config.toml": V2_FULL_DROPIN})
@@ -212,6 +226,7 @@ def test_cdi_spec_missing(tmp_path):
     assert "CDI_SPEC_MISSING" not in codes(verdict_of(gathered_facts(config, cdi_spec_dirs=cdi_dirs)))
 
 
+@pytest.mark.components
 def test_legacy_plugin_key_in_an_unversioned_1x_config(tmp_path):
     # No `version`: containerd 1.6.20 reads plugins.cri only, and the real dump shows just the built-in runc.
     config = write_tree(tmp_path, {"config.toml": V2_FULL_DROPIN.replace("version = 2\n", "")})
@@ -228,6 +243,7 @@ S1_DROPIN = (scenario_etc("S1") / "conf.d/99-nvidia.toml").read_text()
 S1V4_DROPIN = (scenario_etc("S1v4") / "conf.d/99-nvidia.toml").read_text()
 
 
+@pytest.mark.components
 def test_confd_not_imported(tmp_path):
     # S6 (one root file without imports) plus S1's drop-in in conf.d, dumped by the real 2.2.9: the drop-in is not
     # loaded (no nvidia-cdi), and the dump still lists the built-in pattern, so the dump's imports prove nothing.
@@ -255,6 +271,7 @@ LEGACY_TABLE = """
 S6_WITH_LEGACY_TABLE = (scenario_etc("S6") / "config.toml").read_text() + LEGACY_TABLE
 
 
+@pytest.mark.components
 def test_legacy_plugin_key(tmp_path):
     # S6 (version = 3) plus nvidia-cdi under the old grpc key, dumped by the real 2.2.9: ignored with a journal
     # warning, the loaded runtimes are S6's (runc, nvidia).
@@ -268,6 +285,7 @@ def test_legacy_plugin_key(tmp_path):
     assert verdict["missing_explained"] == {"nvidia-cdi": ["LEGACY_PLUGIN_KEY"]}
 
 
+@pytest.mark.components
 def test_legacy_plugin_key_on_2_3(tmp_path):
     # A version = 3 file on 2.3 is migrated on its own (PR #12608), but the migration copies the old runtimes table only
     # where the new one is absent (PR #10980): beside runtimes under io.containerd.cri.v1.runtime, the real 2.3.4 drops
@@ -289,6 +307,7 @@ def test_legacy_plugin_key_on_2_3(tmp_path):
     assert "ignores for this config version" in finding["message"]
 
 
+@pytest.mark.components
 def test_mixed_config_versions(tmp_path):
     # Root version 2 (S3full's) + version 3 drop-in (S1's) on 2.2.9: merged version 3, no CRI migration, the root's
     # runc table is ignored (runc is still served: 2.x has it built in), as the real dump shows.
@@ -302,6 +321,7 @@ def test_mixed_config_versions(tmp_path):
     assert finding["evidence"]["lost_runtimes"] == ["runc"]
 
 
+@pytest.mark.components
 def test_mixed_config_versions_refused_on_2_3(tmp_path):
     # 2.3.0-2.3.4 refuse a drop-in newer than the root (PR #12891): the real 2.3.4 refuses even to dump S1 with S1v4's
     # drop-in. The node's daemon still runs what it loaded before the drop-in changed: S1, dumped by the same binary.
@@ -317,6 +337,7 @@ def test_mixed_config_versions_refused_on_2_3(tmp_path):
     assert (finding["evidence"]["root_version"], finding["evidence"]["config_version"]) == (3, 4)
 
 
+@pytest.mark.components
 def test_default_runtime_not_runc(tmp_path):
     _dump, facts = real_dump_facts(tmp_path, "S5", "2.2")
     assert facts["default_runtime_name"] == "nvidia"
@@ -349,6 +370,7 @@ def running_daemon():
 
 
 @pytest.mark.parametrize("release_name", sorted(PENDING_RESTART_TREES))
+@pytest.mark.components
 def test_pending_restart(tmp_path, running_daemon, release_name):
     # nvidia-cdi deleted from the drop-in without a restart: the dump of the files lacks it, the daemon still serves it.
     release, scenario = release_named(release_name), PENDING_RESTART_TREES[release_name]

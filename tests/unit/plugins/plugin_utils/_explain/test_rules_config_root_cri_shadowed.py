@@ -1,6 +1,10 @@
 """ROOT_CRI_SETTING_SHADOWED (issue 13 item 7): on 1.x a drop-in carrying the root's CRI table hides a later edit of the
 root's CRI settings. Real containerd 1.6 facts of a real tree (the node module's gather, the controller's judge)."""
+import pytest
 from support.judged_trees import V2_FULL_DROPIN, codes, gathered_facts, only, verdict_of, write_tree
+
+# Every test here runs real containerd (or its dumps): `make test` only.
+pytestmark = pytest.mark.components
 
 ROOT = """\
 version = 2

@@ -58,6 +58,7 @@ def test_every_tree_is_covered_on_every_release():
 
 
 @pytest.mark.parametrize("release,scenario", sorted(EXPECTATIONS))
+@pytest.mark.components
 def test_real_dump_facts(release, scenario, tmp_path):
     dump = dumped(scenario, release, tmp_path)
     expected = EXPECTATIONS[(release, scenario)]
@@ -205,6 +206,7 @@ imports = ["{tree}/conf.d/*.toml"]
 
 
 @pytest.mark.parametrize("name", sorted(LIVE_TREES))
+@pytest.mark.components
 def test_live_1_6_dump(tmp_path, name):
     files, default_runtime, runtimes = LIVE_TREES[name]
     for relative, text in files.items():

@@ -72,6 +72,7 @@ def asked(daemon, client):
 
 
 @pytest.mark.parametrize("release_name", RELEASES)
+@pytest.mark.components
 def test_both_shapes_give_the_loaded_runtimes_and_default(serving, release_name):
     daemon, _node_root = serving(release_name)
     view = daemon_view(asked(daemon, "crictl"))
@@ -91,6 +92,7 @@ def test_both_shapes_give_the_loaded_runtimes_and_default(serving, release_name)
 
 
 @pytest.mark.parametrize("release_name", RELEASES)
+@pytest.mark.components
 def test_runtime_handlers_only_on_2x_without_the_unnamed_default(serving, release_name):
     daemon, _node_root = serving(release_name)
     evidence = asked(daemon, "crictl")
@@ -104,6 +106,7 @@ def test_runtime_handlers_only_on_2x_without_the_unnamed_default(serving, releas
 
 
 @pytest.mark.parametrize("release_name", RELEASES)
+@pytest.mark.components
 def test_edit_without_restart_daemon_and_dump_differ(tmp_path, release_name):
     """After the edit the dump lost nvidia-cdi; the still-running daemon serves it (PENDING_RESTART material)."""
     release, scenario = release_named(release_name), SERVING_SCENARIO[release_name]
@@ -127,6 +130,7 @@ def test_edit_without_restart_daemon_and_dump_differ(tmp_path, release_name):
 
 
 @pytest.mark.parametrize("release_name", RELEASES)
+@pytest.mark.components
 def test_grpc_status_response_gives_the_same_view_as_crictl(serving, release_name):
     """The node's gRPC client keeps ``info`` as raw strings; merged the way crictl merges them, it is what crictl
     prints for the same daemon, and the view is equal."""
@@ -139,6 +143,7 @@ def test_grpc_status_response_gives_the_same_view_as_crictl(serving, release_nam
 
 
 @pytest.mark.parametrize("release_name", RELEASES)
+@pytest.mark.components
 def test_a_daemon_whose_cri_plugin_failed_is_cri_unavailable(tmp_path, release_name):
     """default_runtime_name names no runtime: the daemon runs, its CRI plugin failed to load, RuntimeService is
     unimplemented on the socket. crictl says so; the gRPC client also names the plugin's init error."""
@@ -207,6 +212,7 @@ def test_view_is_not_fooled_by_a_non_object():
     assert view_from_crictl_info(["config"], source="crictl", socket=SOCKET)["state"] == UNKNOWN
 
 
+@pytest.mark.components
 def test_facts_carry_the_evidence_and_the_daemon_view_as_json(serving):
     daemon, node_root = serving("2.2")
     dump = config_dump(release_named("2.2"), node_root)
