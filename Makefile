@@ -95,7 +95,8 @@ benchmark: venv system-packages components
 	benchmarks/crosscheck_scale $(BENCHMARK_ARGS)
 
 # Growth (not part of `make test`): one floor and one crosscheck run at 200 and at 1,000 local hosts, printing time per
-# host and the controller's peak RSS for each (benchmarks/README.md). About 15 minutes on 2 cores.
+# host, the controller's and the nodes' CPU per host (cgroup v1 cpuacct) and the controller's peak RSS for each
+# (benchmarks/README.md). About 15 minutes on 2 cores.
 .PHONY: benchmark-growth
 GROWTH_HOSTS ?= 200 1000
 benchmark-growth: venv system-packages components

@@ -7,7 +7,10 @@ from ansible.errors import AnsibleConnectionFailure
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.gather import gather_containerd_facts
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.host_variables import with_host_variables
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.host_variables import (
+    stored_host_variables,
+    with_host_variables,
+)
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.judge import (
     judged_result,
     stored_cluster_result,
@@ -29,9 +32,11 @@ class ActionModule(ActionBase):
         spec = get_node_crosscheck_argument_spec()
         spec.pop("supports_check_mode")
         _validation, args = self.validate_argument_spec(**spec)
+        # localhost's registered results as stored, computed once for this host's task (the node-status verdict, the cluster).
+        localhost_variables = stored_host_variables(task_vars, "localhost")
         # Judged from its Node's status on localhost (node_status_verdicts, hybrid mode): that verdict, no connection.
         from_node_status = stored_node_status_verdict(task_vars, args["node_status_var"], task_vars.get("inventory_hostname"),
-                                                      args["node_name"])
+                                                      args["node_name"], localhost_variables)
         if from_node_status is not None:
             return {**result, **verdict_result(dict(from_node_status), fail_on_verdict=args["fail_on_verdict"])}
         try:
@@ -42,7 +47,7 @@ class ActionModule(ActionBase):
         judge_args = {name: args[name] for name in ("runtimeclasses", "cluster_result", "nodes", "node_name", "node_labels")}
         judge_args["gather_result"] = gather_result
         if args["runtimeclasses"] is None and args["cluster_result"] is None:
-            judge_args["cluster_result"] = stored_cluster_result(task_vars, args["cluster_result_var"])
+            judge_args["cluster_result"] = stored_cluster_result(task_vars, args["cluster_result_var"], localhost_variables)
         # The node module's deprecations (an option's deprecated alias, such as ``daemon``) are the task's.
         deprecations = {"deprecations": gather_result["deprecations"]} if gather_result.get("deprecations") else {}
         return {**result, **deprecations, **judged_result(judge_args, fail_on_verdict=args["fail_on_verdict"])}

@@ -10,13 +10,17 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.fin
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_gathered, passed
 
 
-def stored_cluster_result(task_vars, variable):
+def stored_cluster_result(task_vars, variable, localhost_variables=None):
     """localhost's registered ``runtimeclass_info`` result as stored, or None when it does not exist.
 
     Not ``hostvars[...][...]``: that templates and copies the whole cluster (every pod) into each host's task and its
     result, O(hosts x cluster) time and memory (benchmarks/README.md). A registered result is data, never a template.
+    ``localhost_variables``: localhost's variables as ``stored_host_variables`` returned them, when the caller already
+    holds them (each call computes all of localhost's variables: about 2 ms of controller CPU per host's task).
     """
-    return stored_host_variables(task_vars, "localhost").get(variable)
+    if localhost_variables is None:
+        localhost_variables = stored_host_variables(task_vars, "localhost")
+    return localhost_variables.get(variable)
 
 
 def judged_result(judge_args, fail_on_verdict):
@@ -25,15 +29,18 @@ def judged_result(judge_args, fail_on_verdict):
     return verdict_result(judge_gathered(**judge_args), fail_on_verdict)
 
 
-def stored_node_status_verdict(task_vars, variable, host, node_name):
+def stored_node_status_verdict(task_vars, variable, host, node_name, localhost_variables=None):
     """The verdict localhost's ``node_status_verdicts`` result (the variable ``variable``, as stored) holds for ``host``,
     or None: no such variable, a failed or skipped result, a host it left to be judged from its node, or a verdict
     about another Node than ``node_name``, the host's own as this task reads it (node_status_verdicts reads only the
     inventory's variables, not host_vars/ or group_vars/ files: a Node name set there is seen here alone, and the host
-    is then judged from its node, never from another Node's status)."""
+    is then judged from its node, never from another Node's status). ``localhost_variables``: as for
+    ``stored_cluster_result``."""
     if not variable:
         return None
-    stored = stored_host_variables(task_vars, "localhost").get(variable)
+    if localhost_variables is None:
+        localhost_variables = stored_host_variables(task_vars, "localhost")
+    stored = localhost_variables.get(variable)
     if not isinstance(stored, Mapping) or stored.get("failed") or stored.get("skipped"):
         return None
     verdicts = stored.get("verdicts")
