@@ -219,3 +219,11 @@ def test_a_slice_without_a_run_id_or_with_a_forged_one_is_refused_by_the_schema(
     report["run_id"] = "r1\n"
     with pytest.raises(RuntimeGateError, match=r"\$\.run_id: does not match"):
         read_written(tmp_path, report, "forged")
+
+
+def test_a_generated_at_with_a_trailing_newline_is_refused_by_the_schema_not_a_traceback(tmp_path):
+    # Python's "$" also matches before a final newline; JSON Schema's (ECMA-262) does not, and strptime would then fail.
+    report = real_report({"h1": ["runc", "nvidia"]}, run_id="r1")
+    report["generated_at"] += "\n"
+    with pytest.raises(RuntimeGateError, match=r"\$\.generated_at: does not match"):
+        read_written(tmp_path, report)
