@@ -64,8 +64,9 @@ class ActionModule(ActionBase):
                 generated_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
                 report, result["report_paths"] = write_reports(
                     args["report_dir"], verdicts, fleet, generated_at=generated_at,
-                    inventory_sources=task_vars.get("ansible_inventory_sources") or [],
+                    inventory_sources=task_vars.get("ansible_inventory_sources") or [], run_id=args["run_id"],
                 )
+                result["run_id"] = report["run_id"]
                 result["changed_hosts"] = report["changed_hosts"]
                 extra_lines.extend(report_lines(report, result["report_paths"]))
         except RuntimeGateError as error:

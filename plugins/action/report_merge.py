@@ -14,6 +14,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.merg
     merge_slice_reports,
     read_slice_report,
     slice_report_paths,
+    slices_run_id,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.report_merge import get_report_merge_argument_spec
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summary import (
@@ -42,12 +43,13 @@ class ActionModule(ActionBase):
             if args["max_age_hours"] <= 0:
                 raise RuntimeGateError(f"max_age_hours must be above 0, not {args['max_age_hours']}")
             now = datetime.now(UTC)
-            verdicts, inventory_sources = merge_slice_reports(
-                {path: read_slice_report(path, now=now, max_age_hours=args["max_age_hours"]) for path in paths})
+            reports = {path: read_slice_report(path, now=now, max_age_hours=args["max_age_hours"]) for path in paths}
+            run_id = slices_run_id(reports, args["run_id"])
+            verdicts, inventory_sources = merge_slice_reports(reports)
             fleet = fleet_view(verdicts, args["cluster_result"])
             generated_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             report, report_paths = write_reports(args["report_dir"], verdicts, fleet, generated_at=generated_at,
-                                                 inventory_sources=inventory_sources)
+                                                 inventory_sources=inventory_sources, run_id=run_id)
             if args["verdicts_file"]:
                 write_verdicts_file(args["verdicts_file"], verdicts)
         except RuntimeGateError as error:
@@ -55,6 +57,7 @@ class ActionModule(ActionBase):
         result.update(
             changed=True,
             slice_reports=paths,
+            run_id=report["run_id"],
             passed=report["passed"],
             verdicts=verdicts,
             counts=verdict_counts(verdicts),

@@ -59,7 +59,8 @@ options:
     type: str
   timeout:
     description:
-      - Seconds each containerd command may take before the gathering fails; also the limit for the CRI status call.
+      - Seconds the whole node task may take - C(containerd config dump), C(containerd --version) and the CRI status call
+        (crictl or gRPC) share them - before the gathering fails (the daemon's view is then not asked).
     type: int
     default: 60
   dropin_dirs:

@@ -230,8 +230,12 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-# gather and gather_surroundings stay importable from here too (tests, tools/differential).
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.evidence import gather, gather_surroundings
+# gather and gather_surroundings stay importable from here too (tests).
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.evidence import (  # pylint: disable=unused-import
+    gather,
+    gather_node_evidence,
+    gather_surroundings,
+)
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.containerd_facts import get_containerd_facts_argument_spec
 
 
@@ -240,10 +244,10 @@ def main():
     host_root = module.params["host_root"]
     if host_root is not None and (not os.path.isabs(host_root) or not os.path.isdir(host_root)):
         module.fail_json(msg="host_root '%s' is not an existing directory given as an absolute path" % host_root)
-    evidence, error = gather(module.params)
+    evidence, error = gather_node_evidence(module.params)
     if error:
         module.fail_json(msg=error)
-    module.exit_json(changed=False, evidence=gather_surroundings(module.params, evidence))
+    module.exit_json(changed=False, evidence=evidence)
 
 
 if __name__ == "__main__":

@@ -59,6 +59,14 @@ options:
         directory ansible-playbook runs in.
       - An existing C(report.json) is first kept as C(report.prev.json).
     type: path
+  run_id:
+    description:
+      - The run the reports belong to, written into C(report.json) as C(run_id) (C(runtime_gate_run_id) in the playbooks).
+        Give every slice of a sliced run, and M(gpufleet.runtime_gate.report_merge), the same value (docs/awx.md).
+      - A letter or digit, then at most 127 letters, digits, C(.), C(_), C(:) or C(-).
+      - Unset, the run gets an id of its own (C(unnamed-<generated_at>-<random>)), so its report is never merged with
+        another run's.
+    type: str
   role_failure_var:
     description:
       - Name of a host variable holding the failure of a change made before the check (C(rollout.yml) sets it when the
@@ -166,6 +174,10 @@ report_paths:
   description: The files written, by name (C(report.json), C(junit.xml), C(report.html), C(metrics.prom), and C(report.prev.json) when kept).
   returned: when O(report_dir) is set
   type: dict
+run_id:
+  description: The run the reports belong to (O(run_id), or the id made for this run).
+  returned: when O(report_dir) is set
+  type: str
 changed_hosts:
   description:
     - Hosts whose verdict or missing handlers differ from the previous report, with C(previous) and C(current);

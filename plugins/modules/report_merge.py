@@ -14,8 +14,8 @@ description:
   - This action reads every slice's report.json, takes each host's verdict as the slice reported it once verified (nothing is re-judged),
     recomputes the fleet findings and overhead findings over all hosts with the cluster read once more (O(cluster_result)), and
     writes report.json, junit.xml, report.html and metrics.prom into O(report_dir), as one unsliced run would (docs/report.md).
-  - A host found in two slice reports, a report that is not a runtime_gate report.json, or a slice count other than
-    O(expected_slices) fails the task, naming the files; nothing is written then.
+  - A host found in two slice reports, a report that is not a runtime_gate report.json, slices of different runs
+    (O(run_id)), or a slice count other than O(expected_slices) fails the task, naming the files; nothing is written then.
   - Each slice is verified before it is used, as a file anyone could have written - plain JSON (a key given twice or
     C(NaN) is refused), conforming to C(docs/report.schema.json), generated no more than O(max_age_hours) ago, judging
     at least one host, read against the same cluster as every other slice, and each host's status recomputed from its
@@ -48,6 +48,13 @@ options:
       - The oldest a slice report may be (its C(generated_at)), in hours. An older one is refused as not of this run.
     type: float
     default: 24
+  run_id:
+    description:
+      - The run the slices belong to (C(runtime_gate_run_id) in C(playbooks/merge_reports.yml)); every slice's C(run_id)
+        must be this one.
+      - Unset, every slice must name the same run as the first; slices of runs that were not named (each has an id of
+        its own) are then refused, naming the slice.
+    type: str
   cluster_result:
     description:
       - The registered result of M(gpufleet.runtime_gate.runtimeclass_info), the cluster the fleet findings are computed against.
@@ -105,6 +112,10 @@ slice_reports:
   returned: success
   type: list
   elements: str
+run_id:
+  description: The run the slices belong to, written into the merged C(report.json).
+  returned: success
+  type: str
 passed:
   description: Whether the cluster was read and every host of every slice is OK.
   returned: success

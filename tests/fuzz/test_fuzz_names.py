@@ -1,7 +1,7 @@
 """Names with every control character (issue 22 items 5 and 6): refused where cluster data enters, and harmless in
 every output even when they reach it by another way (a slice report, a node's file names).
 
-- a RuntimeClass handler, a RuntimeClass name and a Node name holding any C0/C1 control, DEL, a line separator or a
+- a RuntimeClass handler, a RuntimeClass name, a Node name and a Node's status.runtimeHandlers name holding any C0/C1 control, DEL, a line separator or a
   non-character are refused by the reader, from a manifest file and from API items alike, naming the field and rule;
 - bin/rc-crosscheck given such a manifest exits 2 with nothing on stdout and no raw control character on stderr;
 - junit.xml, report.html, metrics.prom and report.json of verdicts holding them parse with strict parsers and carry
@@ -48,6 +48,10 @@ def test_a_name_with_a_control_character_is_refused_where_cluster_data_enters(ch
             with pytest.raises(RuntimeGateError, match=rf"a {kind}: metadata.name .* is not a DNS-1123 subdomain") as raised:
                 normalise_cluster_objects(*objects, "the API server https://x")
             assert not RAW & set(str(raised.value)), str(raised.value)
+        node = {"metadata": {"name": "gpu-1"}, "status": {"runtimeHandlers": [{"name": ""}, {"name": name}]}}
+        with pytest.raises(RuntimeGateError, match=r"Node 'gpu-1': status.runtimeHandlers name .* is not a DNS-1123 label") as raised:
+            normalise_cluster_objects([], [node], "the API server https://x")
+        assert not RAW & set(str(raised.value)), str(raised.value)
     manifest = json.dumps({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "rc"},
                            "handler": f"x{char}OK"})
     with pytest.raises(RuntimeGateError, match="is not a DNS-1123 label"):

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.merge import read_slice_report, recomputed_status
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.merge import read_slice_report, recomputed_status, slices_run_id
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import build_report
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report_schema import (
     SCHEMA_PATH,
@@ -69,3 +69,32 @@ def test_the_stdlib_validator_agrees_with_jsonschema(host, field, value):
     report["hosts"][host][field] = value
     reference = jsonschema.Draft202012Validator(json.loads(open(SCHEMA_PATH, encoding="utf-8").read()))
     assert bool(schema_errors(report, SCHEMA)) == (not reference.is_valid(report))
+
+
+RUN_IDS = st.one_of(st.text(max_size=140), st.sampled_from(["nightly-1", "nightly-1\n", "-x", "a" * 128, "a" * 129]),
+                    st.none(), st.integers())
+
+
+@fuzz_settings(200)
+@given(run_id=RUN_IDS)
+def test_a_slice_is_of_the_named_run_or_refused_and_the_validator_agrees_on_run_ids(tmp_path_factory, run_id):
+    """Any run_id a file may hold: the stdlib validator and jsonschema agree, and a slice merged under the run
+    'nightly-1' holds exactly that id; anything else is refused with one message naming the file."""
+    report = real_slice()
+    report["run_id"] = run_id
+    reference = jsonschema.Draft202012Validator(json.loads(open(SCHEMA_PATH, encoding="utf-8").read()))
+    if isinstance(run_id, str) and run_id.endswith("\n"):
+        # The jsonschema library reads "$" as Python's re does (it also matches before a final newline); JSON Schema
+        # patterns are ECMA-262, where it does not: the stdlib validator follows the standard and refuses it.
+        assert schema_errors(report, SCHEMA)
+    else:
+        assert bool(schema_errors(report, SCHEMA)) == (not reference.is_valid(report))
+    path = tmp_path_factory.mktemp("slice") / "report.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    try:
+        read = read_slice_report(str(path), now=NOW, schema=SCHEMA)
+        assert slices_run_id({str(path): read}, "nightly-1") == "nightly-1"
+    except RuntimeGateError as error:
+        assert str(error).startswith(f"slice report '{path}'") and "\n" not in str(error)
+        return
+    assert read["run_id"] == "nightly-1"

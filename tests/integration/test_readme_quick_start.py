@@ -68,3 +68,44 @@ def test_the_fqcn_playbook_runs_from_an_installed_collection(tmp_path):
     assert f'"{DEMO_SUMMARY}",' in completed.stdout, completed.stdout[-4000:]
     # The playbook that ran is the installed copy, not the checkout's.
     assert not (workdir / "ansible.cfg").exists() and str(REPO_ROOT) not in completed.stdout.replace(str(tmp_path), "")
+
+
+def readme_console_example():
+    """The README's quick-start console block: ``(argument list, expected stdout lines)``."""
+    section = (REPO_ROOT / "README.md").read_text().split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```console\n", 1)[1].split("```", 1)[0]
+    command, *output = block.replace("\\\n", " ").splitlines()
+    assert command.startswith("$ "), block
+    return shlex.split(command[2:]), output
+
+
+def test_the_rc_crosscheck_example_prints_what_the_readme_shows():
+    arguments, expected = readme_console_example()
+    assert arguments[0] == "bin/rc-crosscheck", arguments
+    completed = subprocess.run(arguments, cwd=REPO_ROOT, env=clean_environment(), capture_output=True, text=True,
+                               check=False)
+    assert completed.stdout.splitlines() == expected, completed.stdout + completed.stderr
+    assert completed.returncode == 1  # MISSING lines: README, Exit codes
+
+
+def test_the_readme_install_commands_install_the_collection_outside_the_checkout(tmp_path):
+    """The Install block as printed (pip left out: requirements.txt is checked to be there), with HOME a fresh one and
+    the checkout stood for by a directory with its ansible.cfg, galaxy.yml and .collections symlink, which make the
+    checkout itself the installed collection there (an install run inside it says "Nothing to do"), and the tarball."""
+    section = (REPO_ROOT / "README.md").read_text().split("## Install", 1)[1].split("\n## ", 1)[0]
+    lines = [line.split("  #", 1)[0].strip() for line in section.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()]
+    build, install, pip = lines[:3]
+    assert build == "ansible-galaxy collection build" and pip.startswith("pip install -r ~/.ansible/"), lines
+    home, checkout = tmp_path / "home", tmp_path / "checkout"
+    home.mkdir()
+    checkout.mkdir()
+    environment = clean_environment(HOME=str(home), PATH=f"{BIN}:/usr/bin:/bin")
+    install_collection(checkout, environment)  # the tarball `build` writes, in the "checkout"
+    for name in ("ansible.cfg", "galaxy.yml"):
+        shutil.copy(REPO_ROOT / name, checkout / name)
+    shutil.copytree(REPO_ROOT / ".collections", checkout / ".collections", symlinks=True)
+    completed = subprocess.run(["sh", "-c", install], cwd=checkout, env=environment, capture_output=True, text=True,
+                               check=False)
+    assert completed.returncode == 0 and "was installed successfully" in completed.stdout, completed.stdout + completed.stderr
+    requirements = pip.split("-r ", 1)[1].replace("~", str(home), 1)
+    assert Path(requirements).is_file(), requirements

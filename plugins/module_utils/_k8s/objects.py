@@ -122,6 +122,8 @@ def normalise_node(obj):
         handler_name = handler.get("name", "")
         if not isinstance(handler_name, str):
             raise RuntimeGateError(f"{what}: status.runtimeHandlers has a non-string name {shown_value(handler_name)}")
+        if handler_name:
+            _check_handler_name(handler_name, what)
         features = _mapping_or_empty(handler.get("features"), f"{what}: runtime handler '{cut_text(handler_name)}' features")
         runtime_handlers.append({"name": handler_name, "features": dict(features)})
     addresses = status.get("addresses") or []
@@ -301,6 +303,18 @@ def _check_name(value, rule, what, field, rule_text):
     if not rule.fullmatch(value):
         raise RuntimeGateError(f"{what}: {field} {shown_value(value)} is not {rule_text}; a real API server never "
                                "serves one, so the source is corrupted or hostile")
+
+
+def _check_handler_name(value, what):
+    """A Node's ``status.runtimeHandlers[].name``: the kubelet copies the runtime's handler names and the API server
+    does not check them (k8s v1.34.4 pkg/apis/core/validation/validation.go has no rule for the field), so the rule
+    is the one of the RuntimeClass handler they are matched against: a DNS-1123 label. A name that is not one can
+    serve no RuntimeClass; it means a runtime named against Kubernetes' rule, or a corrupted or hostile source."""
+    if not DNS_LABEL.fullmatch(value):
+        raise RuntimeGateError(
+            f"{what}: status.runtimeHandlers name {shown_value(value)} is not {LABEL_RULE}; no RuntimeClass can name "
+            "such a handler, so the node's runtime configuration names it against Kubernetes' rule, or the source is "
+            "corrupted or hostile")
 
 
 def _mapping_or_empty(value, what):

@@ -25,12 +25,16 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.answers
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.client import ApiException, build_api_client, urllib3
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.credentials import proxy_secrets
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.errors import KubeAccessError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.inflight import cut, forget, watch_connections
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.limits import DEFAULT_REQUEST_TIMEOUT, resolve_limits
 
 # 429 (API Priority and Fairness): wait as Retry-After asks, a few times, a few seconds each; a run
 # scheduled nightly is better failed with a clear message than stalled behind an overloaded server.
 THROTTLE_RETRIES = 3
 MAX_RETRY_AFTER = 10
+# A request cut at its deadline (its socket shut) ends at once; this only bounds the wait for it to say so.
+CUT_REQUEST_GRACE = 5
+REQUEST_THREAD_NAME = "runtime-gate-api-request"
 
 
 class ApiSession:
@@ -46,6 +50,7 @@ class ApiSession:
                 f"request_timeout must be a positive number of seconds, not {shown_value(request_timeout)}")
         self.limits = resolve_limits(limits)
         self.client = build_api_client(options)
+        watch_connections(self.client.rest_client.pool_manager)
         self.server = self.client.configuration.host
         self.request_timeout = request_timeout
         self.secrets = [value for value in self.client.configuration.api_key.values() if value]
@@ -140,8 +145,7 @@ class ApiSession:
         seconds_allowed, out_of_time = self._time_allowed(asked, list_deadline)
         self.api_requests += 1
         # request_timeout applies per socket read; only a thread of its own can bound the whole answer. When it is
-        # given up on, its connection is shut down if the answer had begun (headers read), so the thread ends now;
-        # else the thread ends at the server's next stop or request_timeout, and holds nothing the caller needs.
+        # given up on, the socket it reads from is shut (_k8s/inflight.py), headers or body alike, so it ends now.
         outcome = {}
 
         def fetch():
@@ -151,12 +155,15 @@ class ApiSession:
                 outcome["body"] = _read_whole(response, self.limits["max_response_bytes"])
             except BaseException as err:  # pylint: disable=broad-except
                 outcome["error"] = err  # raised again in the caller's thread, which describes it
+            finally:
+                forget()
 
-        worker = threading.Thread(target=fetch, name="runtime-gate-api-request", daemon=True)
+        worker = threading.Thread(target=fetch, name=REQUEST_THREAD_NAME, daemon=True)
         worker.start()
         worker.join(seconds_allowed)
         if worker.is_alive():
-            _abandon(outcome.get("response"))
+            cut(worker)
+            worker.join(CUT_REQUEST_GRACE)
             raise KubeAccessError(out_of_time, self.server)
         try:
             if "error" in outcome:

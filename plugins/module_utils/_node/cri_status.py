@@ -19,8 +19,9 @@ Nothing here interprets the answer; ``_facts/daemon_view`` on the controller doe
 from __future__ import absolute_import, division, print_function
 
 import os
+import time
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.gather import find_executable, run_command
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.gather import deadline_in, find_executable, run_command
 
 __metaclass__ = type
 
@@ -36,30 +37,41 @@ _RUNTIME_HANDLER_FEATURES = {1: "recursive_read_only_mounts", 2: "user_namespace
 _RUNTIME_FEATURES = {1: "supplemental_groups_policy", 2: "user_namespaces_host_network"}
 
 
-def daemon_status(socket, crictl_bin, timeout):
-    """Raw evidence of the daemon's CRI status over ``socket`` (a path)."""
+def daemon_status(socket, crictl_bin, timeout, deadline=None):
+    """Raw evidence of the daemon's CRI status over ``socket`` (a path).
+
+    Bounded by ``deadline`` (the node task's, shared with the dump; None: ``timeout`` seconds from now): crictl's own
+    ``--timeout`` and the gRPC call get what is left of it, and the process is killed at it."""
+    deadline = deadline if deadline is not None else deadline_in(timeout)
     evidence = {"socket": socket, "socket_exists": os.path.exists(socket)}
     if not evidence["socket_exists"]:
         evidence.update({"source": None, "error": "the socket %s does not exist (containerd not running, or it listens elsewhere)"
                                                   % socket})
         return evidence
+    left = deadline - time.monotonic()
+    if left <= 0:
+        evidence.update({"source": None, "error": "not asked: the node task's %d seconds (timeout) ran out before the "
+                                                  "daemon could be asked" % timeout})
+        return evidence
     crictl = find_executable(crictl_bin) if crictl_bin else None
     if crictl:
-        evidence.update(_crictl_info(crictl, socket, timeout))
+        evidence.update(_crictl_info(crictl, socket, timeout, deadline))
         return evidence
     try:
         import grpc
     except ImportError:
         evidence.update({"source": None, "error": NO_CLIENT})
         return evidence
-    evidence.update(_grpc_status(grpc, socket, timeout))
+    evidence.update(_grpc_status(grpc, socket, left))
     return evidence
 
 
-def _crictl_info(crictl, socket, timeout):
-    argv = [crictl, "--runtime-endpoint", "unix://" + socket, "--timeout", "%ds" % max(1, timeout), "info"]
+def _crictl_info(crictl, socket, timeout, deadline):
+    # crictl's own --timeout (per connection) within what is left, so its own message comes first when it can.
+    argv = [crictl, "--runtime-endpoint", "unix://" + socket, "--timeout", "%ds" % max(1, int(deadline - time.monotonic())),
+            "info"]
     result = {"source": "crictl", "command": argv, "rc": None, "stdout": None, "stderr": None, "error": None}
-    rc, stdout, stderr, error = run_command(argv, timeout + 5, max_bytes=MAX_OUTPUT_BYTES)
+    rc, stdout, stderr, error = run_command(argv, timeout, max_bytes=MAX_OUTPUT_BYTES, deadline=deadline)
     if error:
         result["error"] = error
         return result

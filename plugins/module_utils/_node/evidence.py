@@ -103,8 +103,20 @@ def config_secrets(params, root_text):
     return secrets_in(texts)
 
 
-def gather(params):
-    """Raw evidence for the controller, or (None, message) when the dump cannot be had."""
+def gather_node_evidence(params):
+    """``(evidence, None)`` for the controller, or ``(None, message)`` when the dump cannot be had: the whole node task
+    (``config dump``, ``--version`` and the daemon's CRI status) under one deadline, ``timeout`` seconds from now."""
+    deadline = deadline_in(params["timeout"])
+    evidence, error = gather(params, deadline)
+    if error:
+        return None, error
+    return gather_surroundings(params, evidence, deadline), None
+
+
+def gather(params, deadline=None):
+    """Raw evidence for the controller, or (None, message) when the dump cannot be had.
+
+    ``deadline``: the node task's (``gather_node_evidence``); None: ``timeout`` seconds from now."""
     refusal = host_root_needs_wrapper(params)
     if refusal:
         return None, refusal
@@ -143,7 +155,7 @@ def gather(params):
     # Both at once: the version's second process then costs the node no wall time beside the dump (benchmarks/README.md).
     version_argv = [binary, "--version"]
     # One deadline for both commands: the node task ends within timeout seconds, not timeout per command.
-    deadline = deadline_in(params["timeout"])
+    deadline = deadline if deadline is not None else deadline_in(params["timeout"])
     version_process = start_command(version_argv)
     # The node's files are elsewhere: a wrapper given as containerd_bin can run containerd on them.
     env = None if is_node_root(host_root) else dict(os.environ, RUNTIME_GATE_HOST_ROOT=host_root)
@@ -167,15 +179,17 @@ def gather(params):
     return evidence, None
 
 
-def gather_surroundings(params, evidence):
-    """The files, directories, binaries and daemon around the dump: raw evidence for the findings."""
+def gather_surroundings(params, evidence, deadline=None):
+    """The files, directories, binaries and daemon around the dump: raw evidence for the findings.
+
+    ``deadline``: the node task's, which the CRI status call (crictl or gRPC) shares with the dump."""
     if params.get("dump_file"):
         # The file may be another node's capture: this node's daemon says nothing about it (it is not even asked).
         evidence["daemon"] = {"source": None, "socket": params["socket"],
                               "error": "not asked: the dump was read from dump_file, maybe another node's capture, which "
                                        "this node's running daemon says nothing about"}
     elif params["ask_daemon"]:
-        evidence["daemon"] = daemon_status(params["socket"], params["crictl_bin"], params["timeout"])
+        evidence["daemon"] = daemon_status(params["socket"], params["crictl_bin"], params["timeout"], deadline)
     else:
         evidence["daemon"] = {"source": None, "socket": params["socket"], "error": "not asked (ask_daemon: false)"}
     if not evidence["files_examined"]:

@@ -16,6 +16,8 @@ def get_crosscheck_summary_argument_spec():
             # The variable on localhost that holds it, read as stored: a templated cluster_result copies every Pod.
             "cluster_result_var": {"type": "str"},
             "report_dir": {"type": "path"},
+            # The run the reports belong to (runtime_gate_run_id); unset: an id of this run alone (_report/run_id.py).
+            "run_id": {"type": "str"},
             # rollout.yml: the variable holding a host's role failure, and the one set when its batch started.
             "role_failure_var": {"type": "str"},
             "batch_reached_var": {"type": "str"},

@@ -14,6 +14,7 @@ def get_report_merge_argument_spec():
             slices_dir=dict(type="path"),
             expected_slices=dict(type="int"),
             max_age_hours=dict(type="float", default=24),
+            run_id=dict(type="str"),
             cluster_result=dict(type="dict"),
             report_dir=dict(type="path", required=True),
             verdicts_file=dict(type="path"),

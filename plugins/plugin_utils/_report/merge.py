@@ -8,9 +8,10 @@ speak for the slice. The merge recomputes the fleet view over all of them with t
 
 A slice is a file anyone could have written, so it is verified here, at the one place slices enter: plain JSON (no key
 given twice, no NaN), conforming to docs/report.schema.json, no older than ``max_age_hours``, read against the same
-cluster as the other slices, judging at least one host, and each host's status recomputed from its own evidence
-(``lines``, ``missing_handlers``, ``required_handlers`` against ``loaded_runtimes``): a slice whose status disagrees with
-its evidence is refused, naming the host.
+cluster as the other slices, of the same run (``run_id``: the one the merge is told, else the one every slice names),
+judging at least one host, and each host's status recomputed from its own evidence (``lines``, ``missing_handlers``,
+``required_handlers`` against ``loaded_runtimes``): a slice whose status disagrees with its evidence is refused, naming
+the host.
 """
 
 import glob
@@ -28,6 +29,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabu
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report_schema import load_report_schema, schema_errors
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import REPORT_FORMAT, REPORT_JSON
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.run_id import is_unnamed, run_id_for
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summary import collect_verdicts
 
 
@@ -115,6 +117,29 @@ def _check_host_evidence(path, host, entry):
     if problem:
         raise RuntimeGateError(f"slice report '{path}': host {host!r}: {problem}; the slice was altered or is not a "
                                f"runtime_gate report")
+
+
+def slices_run_id(reports_by_path, run_id=None):
+    """The run every slice of ``{path: report}`` belongs to: ``run_id`` when the merge is told one (each slice must name
+    it), else the one the first slice names, which every other slice must name too. RuntimeGateError naming the slice
+    otherwise: two slices of one cluster from different runs within max_age_hours are not one fleet."""
+    expected = run_id_for(run_id, "") if run_id not in (None, "") else None
+    first_path = None
+    for path, report in reports_by_path.items():
+        found = report["run_id"]
+        if expected is None:
+            expected, first_path = found, path
+            continue
+        if found == expected:
+            continue
+        if first_path is None:
+            raise RuntimeGateError(f"slice report '{path}' is of run '{found}', not of run '{expected}' (run_id): it is "
+                                   "not a slice of this run")
+        hint = ("the slices' runs were not named: give every slice and the merge the same runtime_gate_run_id"
+                if is_unnamed(found) or is_unnamed(expected) else "slices of different runs are not one fleet")
+        raise RuntimeGateError(f"slice report '{path}' is of run '{found}', but slice report '{first_path}' is of run "
+                               f"'{expected}': {hint}")
+    return expected
 
 
 def _cluster_identity(report):

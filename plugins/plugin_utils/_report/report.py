@@ -15,6 +15,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._printable i
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import explanation_lines
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report_html import render_html
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report_metrics import METRICS_PROM, render_metrics
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.run_id import run_id_for
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summary import (
     REPORTED_FIELDS,
     finding_line,
@@ -42,9 +43,10 @@ REPORT_HTML = "report.html"
 SERVED, MISSING_CELL, NOT_REQUIRED, UNKNOWN_CELL = "served", "missing", "not_required", "unknown"
 
 
-def build_report(verdicts, fleet, *, generated_at, inventory_sources=(), previous=None):
+def build_report(verdicts, fleet, *, generated_at, inventory_sources=(), previous=None, run_id=None):
     """The report object. ``verdicts``: ``{host: verdict}`` (``_summary.collect_verdicts``); ``fleet``:
-    ``_summary.fleet_view``; ``previous``: ``previous_report(...)`` of the report this one replaces, or None.
+    ``_summary.fleet_view``; ``previous``: ``previous_report(...)`` of the report this one replaces, or None;
+    ``run_id``: the run's name (``_report/run_id.run_id_for``: None gives this run an id of its own).
 
     The run passes only when the cluster was read and every host (at least one) is OK: a run that could
     not read the cluster, or judged nobody, is never a green report.
@@ -54,6 +56,7 @@ def build_report(verdicts, fleet, *, generated_at, inventory_sources=(), previou
     return {
         "format": REPORT_FORMAT,
         "generated_at": generated_at,
+        "run_id": run_id_for(run_id, generated_at),
         "passed": run_passed(fleet["cluster"]["read"], hosts.values()),
         "counts": counts,
         "verdict_sources": verdict_source_counts(verdicts),
@@ -205,7 +208,7 @@ def report_paths(report_dir):
     return {name: os.path.join(directory, name) for name in names}
 
 
-def write_reports(report_dir, verdicts, fleet, *, generated_at, inventory_sources=()):
+def write_reports(report_dir, verdicts, fleet, *, generated_at, inventory_sources=(), run_id=None):
     """Write report.json, junit.xml, report.html and metrics.prom into ``report_dir`` (created if absent).
 
     An existing report.json becomes report.prev.json and the new report lists the hosts whose verdict changed
@@ -217,7 +220,7 @@ def write_reports(report_dir, verdicts, fleet, *, generated_at, inventory_source
     paths = report_paths(report_dir)
     previous_text = _read_if_present(paths[REPORT_JSON])
     report = build_report(verdicts, fleet, generated_at=generated_at, inventory_sources=inventory_sources,
-                          previous=previous_report(previous_text))
+                          previous=previous_report(previous_text), run_id=run_id)
     rendered = {
         JUNIT_XML: junit_xml(report),
         REPORT_HTML: render_html(report),

@@ -115,7 +115,7 @@ def render_html(report):
         f"<style>{STYLE}</style></head><body>",
         f'<h1>RuntimeClass handler check: {_badge(OK if report["passed"] else MISSING, outcome)}</h1>',
         f'<p>{count_text} of {len(report["hosts"])} hosts, in {len(groups)} group(s) by outcome. '
-        f'<span class="meta">Generated {escape(report["generated_at"])}.</span></p>',
+        f'<span class="meta">Generated {escape(report["generated_at"])}, run {escape(report["run_id"])}.</span></p>',
         _sources(report["sources"]),
         _findings_section("Fleet findings", "fleet-findings", report["fleet_findings"]),
         _findings_section("Overhead warnings", "overhead-warnings", report["overhead_findings"]),

@@ -79,7 +79,7 @@ def _validate(value, schema, root, where, errors):
     if "enum" in schema and not any(_same(value, option) for option in schema["enum"]):
         errors.append(f"{where}: must be one of {json.dumps(schema['enum'])}")
     if isinstance(value, str):
-        if "pattern" in schema and not re.search(schema["pattern"], value):
+        if "pattern" in schema and not re.search(_python_pattern(schema["pattern"]), value):
             errors.append(f"{where}: does not match {schema['pattern']}")
         if len(value) < schema.get("minLength", 0):
             errors.append(f"{where}: is shorter than {schema['minLength']}")
@@ -127,3 +127,11 @@ def _json_type(value):
         if _TYPES[name](value):
             return name
     return type(value).__name__
+
+
+def _python_pattern(pattern):
+    """An ECMA-262 pattern as Python's ``re`` reads it: a final ``$`` ends the string (``\\Z``); Python's also matches
+    before a final newline, so ``"run\\n"`` would pass a pattern JSON Schema refuses it by."""
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        return pattern[:-1] + "\\Z"
+    return pattern

@@ -26,7 +26,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.conta
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.daemon_startup import CONDITIONAL_PLUGINS, REGISTERED_PLUGINS
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_and_explain
 
-ALL, ONE_X, TWO_X = ("1.6", "1.7", "2.2", "2.3", "2.4"), ("1.6", "1.7"), ("2.2", "2.3", "2.4")
+ALL, ONE_X, TWO_X = ("1.6", "1.7", "2.0", "2.1", "2.2", "2.3", "2.4"), ("1.6", "1.7"), ("2.0", "2.1", "2.2", "2.3", "2.4")
 VERSION = "@VERSION@\n"  # version = 2 on 1.x, 3 on 2.x
 RUNC = '[plugins."@CRI@".containerd.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n'
 SPEC = "/etc/containerd/base-spec.json"

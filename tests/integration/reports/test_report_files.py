@@ -67,3 +67,17 @@ def test_without_a_cluster_result_even_ok_hosts_make_a_failing_report(tmp_path):
     schema_valid(report)
     assert report["passed"] is False and report["sources"]["cluster"]["read"] is False
     assert "never asked" in report["fleet_findings"][0]["message"]
+
+
+def test_the_run_is_named_in_report_json_and_report_html(tmp_path):
+    judged = verdicts()
+    report, _paths = write_reports(tmp_path / "named", judged, fleet_view(judged, CLUSTER), generated_at=NOW,
+                                   run_id="nightly-2026-11-30")
+    schema_valid(report)
+    assert json.loads((tmp_path / "named" / "report.json").read_text())["run_id"] == "nightly-2026-11-30"
+    assert "run nightly-2026-11-30." in visible_text((tmp_path / "named" / "report.html").read_text()).text
+    unnamed, _paths = write_reports(tmp_path / "unnamed", judged, fleet_view(judged, CLUSTER), generated_at=NOW)
+    assert unnamed["run_id"].startswith("unnamed-20261130T030000Z-")
+    with pytest.raises(RuntimeGateError, match=r"run_id \(runtime_gate_run_id\) 'a b' is not a run name"):
+        write_reports(tmp_path / "bad", judged, fleet_view(judged, CLUSTER), generated_at=NOW, run_id="a b")
+    assert not (tmp_path / "bad" / "report.json").exists()

@@ -4,6 +4,9 @@ report must equal one unsliced run's: same verdicts, same fleet findings, even t
 
 The fleet: nvidia-cdi is served only by three hosts, all in the first slice (AWX hands each slice every Nth host). So
 the other two slices each report HANDLER_SERVED_NOWHERE for nvidia-cdi, which is false for the fleet.
+
+The slices and the merge are one named run (runtime_gate_run_id); the unsliced run is not named. A report of that other
+run of the same cluster, minutes old, put among the slices is refused by the merge, naming it (issue 22 item 2).
 """
 import json
 import os
@@ -18,6 +21,7 @@ from support.paths import REPO_ROOT
 VENV_BIN = REPO_ROOT / ".venv" / "bin"
 HOSTS = 60
 SLICES = 3
+RUN_ID = "nightly-2026-12-03"
 SERVING_CDI = {0, 3, 6}  # "healthy" (runc, nvidia, nvidia-cdi); every other host loses nvidia-cdi (1.x drop-in)
 
 
@@ -73,16 +77,18 @@ def runs(tmp_path_factory):
     slice_runs = []
     for number in range(SLICES):
         data_dir = private_data_dir(root / f"slice-{number + 1}", fleet, names[number::SLICES],
-                                    slices_dir / f"slice-{number + 1}", {})
+                                    slices_dir / f"slice-{number + 1}", {"runtime_gate_run_id": RUN_ID})
         slice_runs.append(ansible_runner(data_dir, "playbooks/nightly.yml", f"slice-{number + 1}"))
     whole_dir = private_data_dir(root / "unsliced", fleet, names, root / "unsliced-report", {})
     whole = ansible_runner(whole_dir, "playbooks/nightly.yml", "unsliced")
     merge_dir = private_data_dir(root / "merge", fleet, [], root / "merged-report",
-                                 {"runtime_gate_slices_dir": str(slices_dir), "runtime_gate_slices": SLICES})
+                                 {"runtime_gate_slices_dir": str(slices_dir), "runtime_gate_slices": SLICES,
+                                  "runtime_gate_run_id": RUN_ID})
     merge = ansible_runner(merge_dir, "playbooks/merge_reports.yml", "merge")
     return {
         "slices": [read(slices_dir / f"slice-{number + 1}") for number in range(SLICES)],
         "unsliced": read(root / "unsliced-report"),
+        "unsliced_dir": root / "unsliced-report",
         "merged": read(root / "merged-report"),
         "merged_dir": root / "merged-report",
         "processes": {"slices": slice_runs, "unsliced": whole, "merge": merge},
@@ -119,10 +125,28 @@ def test_merge_writes_every_report_file_and_fails_like_the_unsliced_run(runs):
     assert "node-031" in (runs["merged_dir"] / "report.html").read_text(encoding="utf-8")
 
 
-def test_a_missing_slice_fails_the_merge_and_names_what_it_found(tmp_path, runs):
-    report = runs["slices"][0]
-    (tmp_path / "slices" / "only").mkdir(parents=True)
-    (tmp_path / "slices" / "only" / "report.json").write_text(json.dumps(report), encoding="utf-8")
+def test_every_slice_and_the_merged_report_carry_the_run_the_unsliced_run_an_id_of_its_own(runs):
+    assert [report["run_id"] for report in runs["slices"]] == [RUN_ID] * SLICES and runs["merged"]["run_id"] == RUN_ID
+    assert runs["unsliced"]["run_id"].startswith("unnamed-")
+
+
+def test_a_report_of_another_run_of_the_same_cluster_among_the_slices_is_refused_naming_it(tmp_path, runs):
+    slices_dir = tmp_path / "slices"
+    for number, report in enumerate(runs["slices"][:2]):
+        (slices_dir / f"slice-{number + 1}").mkdir(parents=True)
+        (slices_dir / f"slice-{number + 1}" / "report.json").write_text(json.dumps(report), encoding="utf-8")
+    (slices_dir / "slice-3").mkdir()
+    (slices_dir / "slice-3" / "report.json").write_text((runs["unsliced_dir"] / "report.json").read_text(encoding="utf-8"),
+                                                        encoding="utf-8")
+    completed = merge_only(tmp_path, slices_dir, "merge-other-run", runtime_gate_run_id=RUN_ID)
+    assert completed.returncode == 2
+    assert (f"slice report '{slices_dir / 'slice-3' / 'report.json'}' is of run '{runs['unsliced']['run_id']}', not of "
+            f"run '{RUN_ID}' (run_id): it is not a slice of this run") in completed.stdout, completed.stdout[-3000:]
+    assert not (tmp_path / "merged").exists()
+
+
+def merge_only(tmp_path, slices_dir, ident, **extravars):
+    """merge_reports.yml alone over ``slices_dir`` (SLICES expected), into tmp_path/merged."""
     data_dir = tmp_path / "merge"
     (data_dir / "env").mkdir(parents=True)
     (data_dir / "inventory").mkdir()
@@ -130,10 +154,17 @@ def test_a_missing_slice_fails_the_merge_and_names_what_it_found(tmp_path, runs)
     (data_dir / "inventory" / "hosts.yml").write_text(yaml.safe_dump({"all": {"hosts": {"localhost": {
         "ansible_connection": "local", "ansible_python_interpreter": "{{ ansible_playbook_python }}"}}}}))
     (data_dir / "env" / "extravars").write_text(yaml.safe_dump({
-        "runtime_gate_slices_dir": str(tmp_path / "slices"), "runtime_gate_slices": SLICES,
+        "runtime_gate_slices_dir": str(slices_dir), "runtime_gate_slices": SLICES,
         "runtime_gate_runtimeclasses_file": str(REPO_ROOT / "inventory" / "demo" / "cluster.yaml"),
-        "runtime_gate_report_dir": str(tmp_path / "merged")}))
-    completed = ansible_runner(data_dir, "playbooks/merge_reports.yml", "merge-missing")
+        "runtime_gate_report_dir": str(tmp_path / "merged"), **extravars}))
+    return ansible_runner(data_dir, "playbooks/merge_reports.yml", ident)
+
+
+def test_a_missing_slice_fails_the_merge_and_names_what_it_found(tmp_path, runs):
+    report = runs["slices"][0]
+    (tmp_path / "slices" / "only").mkdir(parents=True)
+    (tmp_path / "slices" / "only" / "report.json").write_text(json.dumps(report), encoding="utf-8")
+    completed = merge_only(tmp_path, tmp_path / "slices", "merge-missing")
     assert completed.returncode == 2
     assert "1 slice reports found, 3 expected" in completed.stdout, completed.stdout[-3000:]
     assert not (tmp_path / "merged").exists()

@@ -10,7 +10,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.gather
     read_text_file,
     run_command,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.evidence import gather
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.evidence import gather, gather_node_evidence
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.imports import walk_imports
 from support.node_trees import executable, write
 
@@ -124,3 +124,22 @@ def test_one_deadline_covers_the_dump_and_the_version(tmp_path):
               "crictl_bin": "crictl", "host_root": None}
     evidence, error = gather(params)
     assert error is None and evidence["dump_text"] == "version = 2\n" and evidence["version_text"] is None
+
+
+def test_the_cri_status_call_shares_the_node_task_deadline(tmp_path):
+    # crictl kept its own timeout (timeout + 5 s after the dump's): the node task took up to twice its timeout. The
+    # version uses the whole deadline here, so nothing is left for crictl: the daemon is not asked, and the crictl that
+    # would hang is never started.
+    started = tmp_path / "crictl-started"
+    fake = executable(tmp_path / "containerd", '#!/bin/sh\n[ "$1" = --version ] && exec sleep infinity\necho "version = 2"\n')
+    crictl = executable(tmp_path / "crictl", f"#!/bin/sh\ntouch {started}\nexec sleep infinity\n")
+    socket = tmp_path / "containerd.sock"
+    socket.write_text("")
+    params = {"containerd_bin": fake, "config_path": "/etc/containerd/config.toml", "dump_file": None, "timeout": 2,
+              "dropin_dirs": [], "cdi_spec_dirs": [], "ask_daemon": True, "socket": str(socket),
+              "crictl_bin": crictl, "host_root": None}
+    evidence, error = gather_node_evidence(params)
+    assert error is None and evidence["dump_text"] == "version = 2\n"
+    assert evidence["daemon"]["source"] is None and not started.exists()
+    assert evidence["daemon"]["error"] == ("not asked: the node task's 2 seconds (timeout) ran out before the daemon "
+                                           "could be asked")

@@ -8,6 +8,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.merg
     merge_slice_reports,
     read_slice_report,
     slice_report_paths,
+    slices_run_id,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import build_report
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summary import collect_verdicts, fleet_view
@@ -84,14 +85,14 @@ RUNTIMECLASSES = [{"name": "nvidia", "handler": "nvidia", "node_selector": None,
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 
 
-def real_report(served_by_host, generated_at="2026-12-03T11:00:00Z", cluster_path="/cluster.json"):
+def real_report(served_by_host, generated_at="2026-12-03T11:00:00Z", cluster_path="/cluster.json", run_id=None):
     """report.json of a run over ``{host: [loaded runtimes]}`` against one RuntimeClass (handler nvidia, every node)."""
     judged = {host: judge_and_explain({"runtimes": {name: {"runtime_type": "io.containerd.runc.v2"} for name in loaded},
                                        "default_runtime_name": "runc"}, RUNTIMECLASSES, node_name=host, node_labels={})
               for host, loaded in served_by_host.items()}
     verdicts = collect_verdicts(judged)
     cluster = {"runtimeclasses": RUNTIMECLASSES, "nodes": [], "source": {"type": "file", "path": cluster_path}}
-    return build_report(verdicts, fleet_view(verdicts, cluster), generated_at=generated_at)
+    return build_report(verdicts, fleet_view(verdicts, cluster), generated_at=generated_at, run_id=run_id)
 
 
 def read_written(tmp_path, report, name="slice"):
@@ -166,3 +167,63 @@ def test_slices_of_different_clusters_are_refused():
     with pytest.raises(RuntimeGateError, match="read different clusters"):
         merge_slice_reports({"a": first, "b": second})
     assert sorted(merge_slice_reports({"a": first, "b": real_report({"h2": ["runc"]}, cluster_path="/a.json")})[0]) == ["h1", "h2"]
+
+
+def test_slices_of_one_named_run_merge_and_give_the_run_its_name():
+    slices = {"a": real_report({"h1": ["runc", "nvidia"]}, run_id="nightly-2026-12-03"),
+              "b": real_report({"h2": ["runc"]}, run_id="nightly-2026-12-03")}
+    assert slices_run_id(slices) == "nightly-2026-12-03"
+    assert slices_run_id(slices, "nightly-2026-12-03") == "nightly-2026-12-03"
+
+
+def test_a_slice_of_another_run_of_the_same_cluster_within_max_age_is_refused_naming_it(tmp_path):
+    # Issue 22 item 2: same cluster, both an hour old; only the run id tells them apart.
+    tonight = read_written(tmp_path, real_report({"h1": ["runc", "nvidia"]}, run_id="nightly-2026-12-03"), "tonight")
+    rerun = read_written(tmp_path, real_report({"h2": ["runc", "nvidia"]}, run_id="rerun-2026-12-03"), "rerun")
+    with pytest.raises(RuntimeGateError) as raised:
+        slices_run_id({"slices/tonight/report.json": tonight, "slices/rerun/report.json": rerun})
+    assert str(raised.value) == ("slice report 'slices/rerun/report.json' is of run 'rerun-2026-12-03', but slice report "
+                                 "'slices/tonight/report.json' is of run 'nightly-2026-12-03': slices of different runs "
+                                 "are not one fleet")
+
+
+def test_a_slice_of_a_run_other_than_the_one_named_is_refused():
+    slices = {"a": real_report({"h1": ["runc", "nvidia"]}, run_id="nightly-2026-12-03")}
+    with pytest.raises(RuntimeGateError, match=r"^slice report 'a' is of run 'nightly-2026-12-03', not of run "
+                                               r"'nightly-2026-12-02' \(run_id\): it is not a slice of this run$"):
+        slices_run_id(slices, "nightly-2026-12-02")
+
+
+def test_slices_of_runs_not_named_are_never_merged_and_the_message_says_how_to_name_them():
+    first, second = real_report({"h1": ["runc", "nvidia"]}), real_report({"h2": ["runc", "nvidia"]})
+    assert first["run_id"].startswith("unnamed-20261203T110000Z-") and first["run_id"] != second["run_id"]
+    with pytest.raises(RuntimeGateError, match="the slices' runs were not named: give every slice and the merge the same "
+                                               "runtime_gate_run_id"):
+        slices_run_id({"a": first, "b": second})
+    assert slices_run_id({"a": first}) == first["run_id"]
+
+
+@pytest.mark.parametrize("run_id", ["x\nOK", "-x", "a b", "a" * 129, "nightly/1", "run\n"])
+def test_a_run_id_that_is_not_a_run_name_is_refused(run_id):
+    with pytest.raises(RuntimeGateError, match="is not a run name"):
+        real_report({"h1": ["runc", "nvidia"]}, run_id=run_id)
+    with pytest.raises(RuntimeGateError, match="is not a run name"):
+        slices_run_id({"a": real_report({"h1": ["runc", "nvidia"]}, run_id="r1")}, run_id)
+
+
+def test_a_slice_without_a_run_id_or_with_a_forged_one_is_refused_by_the_schema(tmp_path):
+    report = real_report({"h1": ["runc", "nvidia"]}, run_id="r1")
+    del report["run_id"]
+    with pytest.raises(RuntimeGateError, match="lacks the required field 'run_id'"):
+        read_written(tmp_path, report, "without")
+    report["run_id"] = "r1\n"
+    with pytest.raises(RuntimeGateError, match=r"\$\.run_id: does not match"):
+        read_written(tmp_path, report, "forged")
+
+
+def test_a_generated_at_with_a_trailing_newline_is_refused_by_the_schema_not_a_traceback(tmp_path):
+    # Python's "$" also matches before a final newline; JSON Schema's (ECMA-262) does not, and strptime would then fail.
+    report = real_report({"h1": ["runc", "nvidia"]}, run_id="r1")
+    report["generated_at"] += "\n"
+    with pytest.raises(RuntimeGateError, match=r"\$\.generated_at: does not match"):
+        read_written(tmp_path, report)
