@@ -32,7 +32,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._handler_nam
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.objects import DNS_LABEL, DNS_SUBDOMAIN
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._quantity import QuantityError, parse_resource_list
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._requirements import selector_matches
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import UNKNOWN, status_of
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import NOT_REACHED, UNKNOWN, status_of
 
 # pkg/apis/node/validation: the name is a DNS-1123 subdomain, the handler a DNS-1123 label (one definition, _k8s/objects).
 UNJUDGED_SHOWN = 5  # node names quoted in a refusal; the count is always given
@@ -146,7 +146,7 @@ def _plan_one(name, handler, node_selector, judged, labels, allow_unjudged_nodes
 
 
 def _loaded(verdict):
-    if status_of(verdict) == UNKNOWN:
+    if status_of(verdict) in (UNKNOWN, NOT_REACHED):
         return []
     return [runtime for runtime in verdict.get("loaded_runtimes") or () if isinstance(runtime, str)]
 
