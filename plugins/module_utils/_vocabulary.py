@@ -1,9 +1,10 @@
 """The words a verdict is said in, each decided or formatted here and nowhere else.
 
-The three verdicts (``OK``, ``MISSING``, ``UNKNOWN``), the rollout's ``NOT_REACHED`` status, which one a verdict holds (``status``; the deprecated
-``verdict`` key of older results and report files is still read and still written), whether a host ``passed``,
-the ``MISSING=<handler>`` / ``UNKNOWN=<reason>`` / ``OK`` lines a user reads, whether a registered task result
-can be used (was the cluster read, were the facts gathered) and whether a whole run passed.
+The three verdicts (``OK``, ``MISSING``, ``UNKNOWN``) and a rollout's ``NOT_REACHED``, which one a verdict holds
+(``status``; the deprecated ``verdict`` key of older results and report files is still read and still written), whether
+a host ``passed``, the ``MISSING=<handler>`` / ``UNKNOWN=<reason>`` / ``NOT_REACHED=<reason>`` / ``OK`` lines a user
+reads, whether a registered task result can be used (was the cluster read, were the facts gathered) and whether a
+whole run passed.
 Every other module imports these instead of re-typing the words.
 """
 

@@ -68,8 +68,9 @@ options:
   batch_reached_var:
     description:
       - Name of a host variable set when the host's batch started (C(rollout.yml)); a host without it and without a
-        verdict is C(NOT_REACHED) (its batch has not run, so it was not changed and not judged), not C(UNKNOWN). C(NOT_REACHED)
-        is no node verdict; the host fails like C(UNKNOWN), and C(counts) has a C(NOT_REACHED) entry only then.
+        verdict is C(NOT_REACHED) (its batch has not run, so it was not changed and not judged), not C(UNKNOWN).
+        C(NOT_REACHED) is no node verdict; the host fails like C(UNKNOWN), and C(counts) has a C(NOT_REACHED) entry
+        only then.
     type: str
   node_status_var:
     description:
@@ -128,8 +129,8 @@ verdicts:
       C(containerd_version), C(version_source), C(loaded_source), C(daemon_runtimes), C(node_runtime_handlers), C(reason),
       C(notes), C(findings), C(missing_explained), C(files_examined) and C(verdict_source) (C(node) or C(node-status)),
       as M(gpufleet.runtime_gate.handler_crosscheck) returns them;
-      a host that was not judged is C(UNKNOWN) with the reason, or C(NOT_REACHED) when O(batch_reached_var) says its batch
-      has not run.
+      a host that was not judged is C(UNKNOWN) with the reason, or C(NOT_REACHED) when O(batch_reached_var) says
+      its batch has not run.
   returned: always
   type: dict
 verdict_sources:
