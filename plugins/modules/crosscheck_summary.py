@@ -70,12 +70,15 @@ options:
   role_failure_var:
     description:
       - Name of a host variable holding the failure of a change made before the check (C(rollout.yml) sets it when the
-        role C(containerd_runtimes) failed on the host); the summary names such hosts and the role's message.
+        role C(containerd_runtimes) failed on the host); the summary names such hosts and points to the role's message,
+        which the role's failed task printed (it is not printed again).
     type: str
   batch_reached_var:
     description:
-      - Name of a host variable set when the host's batch started (C(rollout.yml)); hosts without it are shown as
-        waiting for their batch rather than C(UNKNOWN).
+      - Name of a host variable set when the host's batch started (C(rollout.yml)); a host without it and without a
+        verdict is C(NOT_REACHED) (its batch has not run, so it was not changed and not judged), not C(UNKNOWN).
+        C(NOT_REACHED) is no node verdict; the host fails like C(UNKNOWN), and C(counts) has a C(NOT_REACHED) entry
+        only then.
     type: str
   node_status_var:
     description:
@@ -134,7 +137,8 @@ verdicts:
       C(containerd_version), C(version_source), C(loaded_source), C(daemon_runtimes), C(node_runtime_handlers), C(reason),
       C(notes), C(findings), C(missing_explained), C(files_examined) and C(verdict_source) (C(node) or C(node-status)),
       as M(gpufleet.runtime_gate.handler_crosscheck) returns them;
-      a host that was not judged is C(UNKNOWN) with the reason.
+      a host that was not judged is C(UNKNOWN) with the reason, or C(NOT_REACHED) when O(batch_reached_var) says
+      its batch has not run.
   returned: always
   type: dict
 verdict_sources:
@@ -147,7 +151,7 @@ passed:
   returned: always
   type: bool
 counts:
-  description: Number of hosts per verdict.
+  description: Number of hosts per verdict; C(NOT_REACHED) only when some host has it (O(batch_reached_var)).
   returned: always
   type: dict
   sample: {"OK": 4, "MISSING": 2, "UNKNOWN": 1}

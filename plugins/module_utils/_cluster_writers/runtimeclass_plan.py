@@ -32,7 +32,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.handle
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.dns_names import is_dns_label, is_dns_subdomain
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.quantity import QuantityError, parse_resource_list
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.requirements import selector_matches
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import UNKNOWN, status_of
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import NOT_REACHED, UNKNOWN, status_of
 
 # pkg/apis/node/validation: the name is a DNS-1123 subdomain, the handler a DNS-1123 label (one definition, _k8s/objects).
 UNJUDGED_SHOWN = 5  # node names quoted in a refusal; the count is always given
@@ -146,7 +146,7 @@ def _plan_one(name, handler, node_selector, judged, labels, allow_unjudged_nodes
 
 
 def _loaded(verdict):
-    if status_of(verdict) == UNKNOWN:
+    if status_of(verdict) in (UNKNOWN, NOT_REACHED):
         return []
     return [runtime for runtime in verdict.get("loaded_runtimes") or () if isinstance(runtime, str)]
 

@@ -1,9 +1,10 @@
 """The words a verdict is said in, each decided or formatted here and nowhere else.
 
-The three verdicts (``OK``, ``MISSING``, ``UNKNOWN``), which one a verdict holds (``status``; the deprecated
-``verdict`` key of older results and report files is still read and still written), whether a host ``passed``,
-the ``MISSING=<handler>`` / ``UNKNOWN=<reason>`` / ``OK`` lines a user reads, whether a registered task result
-can be used (was the cluster read, were the facts gathered) and whether a whole run passed.
+The three verdicts (``OK``, ``MISSING``, ``UNKNOWN``) and a rollout's ``NOT_REACHED``, which one a verdict holds
+(``status``; the deprecated ``verdict`` key of older results and report files is still read and still written), whether
+a host ``passed``, the ``MISSING=<handler>`` / ``UNKNOWN=<reason>`` / ``NOT_REACHED=<reason>`` / ``OK`` lines a user
+reads, whether a registered task result can be used (was the cluster read, were the facts gathered) and whether a
+whole run passed.
 Every other module imports these instead of re-typing the words.
 """
 
@@ -13,6 +14,11 @@ UNKNOWN = "UNKNOWN"
 VERDICTS = (OK, MISSING, UNKNOWN)
 # Verdicts reached from facts; an UNKNOWN host proves nothing either way.
 JUDGED = (OK, MISSING)
+# Not a verdict about the node but a state of the run: a rollout stopped (or, per batch, has not yet come) before the
+# host's batch, so nothing changed or judged it. Only a rollout's summary gives it (_change/rollout); like UNKNOWN it
+# fails and is never judged, and where counts are kept it is counted apart, only when some host has it.
+NOT_REACHED = "NOT_REACHED"
+STATUSES = VERDICTS + (NOT_REACHED,)
 
 # The key of a verdict that holds one of VERDICTS. LEGACY_STATUS_KEY is the name it had before 0.2: still written
 # next to it in every verdict, report.json and verdicts file (docs/report.md marks it deprecated) and still read.
@@ -21,11 +27,11 @@ LEGACY_STATUS_KEY = "verdict"
 
 
 def status_of(verdict):
-    """OK, MISSING or UNKNOWN; None when ``verdict`` holds none (not a verdict)."""
+    """OK, MISSING, UNKNOWN or NOT_REACHED; None when ``verdict`` holds none (not a verdict)."""
     if not isinstance(verdict, dict):
         return None
     status = verdict.get(STATUS_KEY, verdict.get(LEGACY_STATUS_KEY))
-    return status if status in VERDICTS else None
+    return status if status in STATUSES else None
 
 
 def with_status(fields, status):
@@ -34,7 +40,7 @@ def with_status(fields, status):
 
 
 def passed(verdict):
-    """A host passes only when it is OK: MISSING and UNKNOWN fail."""
+    """A host passes only when it is OK: MISSING, UNKNOWN and NOT_REACHED fail."""
     return status_of(verdict) == OK
 
 
@@ -50,13 +56,20 @@ def unknown_line(reason):
     return f"UNKNOWN={reason}"
 
 
+def not_reached_line(reason):
+    return f"{NOT_REACHED}={reason}"
+
+
 def verdict_lines(verdict):
-    """What a user reads for one node: ``MISSING=<handler>`` lines, ``UNKNOWN=<reason>`` or ``OK``."""
+    """What a user reads for one node: ``MISSING=<handler>`` lines, ``UNKNOWN=<reason>``, ``NOT_REACHED=<reason>`` or
+    ``OK``."""
     status = status_of(verdict)
     if status == MISSING:
         return [missing_line(handler) for handler in verdict["missing_handlers"]]
     if status == UNKNOWN:
         return [unknown_line(verdict["reason"])]
+    if status == NOT_REACHED:
+        return [not_reached_line(verdict["reason"])]
     return [OK]
 
 

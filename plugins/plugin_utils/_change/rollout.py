@@ -1,10 +1,19 @@
 # Copyright: gpufleet platform team
 # Apache License 2.0 (see galaxy.yml)
-"""What a rollout's summary adds to the crosscheck table: hosts whose role run failed (a restart, a rollback), with the
-role's message, hosts still waiting for their batch ("not reached": UNKNOWN because nothing judged them yet, not
-because they failed), and in check mode what each host's proven candidate would serve. Controller side, pure."""
+"""What a rollout's summary adds to the crosscheck table: hosts whose role run failed (a restart, a rollback), pointing
+to the role's message (printed once, by the role's failed task), hosts whose batch has not run (NOT_REACHED: nothing
+changed or judged them, so they are no node verdict, and they fail like UNKNOWN), and in check mode what each host's
+proven candidate would serve. Controller side, pure."""
 
-WAITING_REASON = "not reached: waiting for its batch, not changed and not judged yet"
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import (
+    NOT_REACHED,
+    UNKNOWN,
+    not_reached_line,
+    status_of,
+    with_status,
+)
+
+WAITING_REASON = "its batch has not run: not changed and not judged"
 # The role's registered plan (containerd_runtime_config's result): in check mode, what the host would become.
 ROLE_PLAN_VAR = "containerd_runtimes_plan"
 
@@ -26,17 +35,20 @@ def check_mode_lines(verdicts, host_facts):
 
 
 def rollout_annotations(verdicts, host_facts, *, failure_var, reached_var, check_mode=False):
-    """Sets the reason of every waiting host's UNKNOWN verdict; returns the table lines naming role failures.
+    """Makes every host whose batch never started NOT_REACHED; returns the table lines naming role failures.
 
-    ``host_facts`` maps each host to its variables: ``failure_var`` set means the role failed there (its message),
-    ``reached_var`` unset means the host's batch never started.
+    ``host_facts`` maps each host to its variables: ``failure_var`` set means the role failed there (its message,
+    already printed by the role's failed task: the line points there instead of repeating it), ``reached_var`` unset
+    means the host's batch never started. A host that was judged (OK, MISSING) keeps its verdict.
     """
     lines = []
     for host in sorted(verdicts):
         facts = host_facts.get(host) or {}
-        if reached_var and not facts.get(reached_var) and verdicts[host]["verdict"] == "UNKNOWN":
-            verdicts[host]["reason"] = WAITING_REASON
+        if reached_var and not facts.get(reached_var) and status_of(verdicts[host]) == UNKNOWN:
+            verdicts[host] = with_status(dict(verdicts[host], reason=WAITING_REASON,
+                                              lines=[not_reached_line(WAITING_REASON)]), NOT_REACHED)
         failure = facts.get(failure_var) if failure_var else None
         if failure:
-            lines.append(f"{host}: the containerd_runtimes role failed: {failure}")
+            lines.append(f"{host}: the containerd_runtimes role failed; its message is printed above, under its "
+                         f"failed task (fatal: [{host}])")
     return lines + (check_mode_lines(verdicts, host_facts) if check_mode else [])

@@ -22,6 +22,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._strict_json import StrictJsonError, loads_strict
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import (
     MISSING,
+    NOT_REACHED,
     OK,
     UNKNOWN,
     status_of,
@@ -94,10 +95,12 @@ def _check_age(path, generated_at, now, max_age_hours):
 
 
 def recomputed_status(entry):
-    """A host's status from its own evidence, whatever its ``status`` says: UNKNOWN when its lines say so, else MISSING
+    """A host's status from its own evidence, whatever its ``status`` says: UNKNOWN (NOT_REACHED) when its lines say so, else MISSING
     when a required handler is not loaded, else OK."""
     if any(line.startswith("UNKNOWN=") for line in entry["lines"]) or status_of(entry) == UNKNOWN:
         return UNKNOWN
+    if any(line.startswith("NOT_REACHED=") for line in entry["lines"]) or status_of(entry) == NOT_REACHED:
+        return NOT_REACHED
     missing = set(entry["required_handlers"]) - set(entry["loaded_runtimes"])
     return MISSING if missing or entry["missing_handlers"] else OK
 
@@ -107,7 +110,7 @@ def _check_host_evidence(path, host, entry):
     problem = None
     if claimed != status:
         problem = f"its status is {claimed} but its evidence says {status}"
-    elif status != UNKNOWN:
+    elif status not in (UNKNOWN, NOT_REACHED):
         missing = sorted(set(entry["required_handlers"]) - set(entry["loaded_runtimes"]))
         if missing != sorted(entry["missing_handlers"]):
             problem = (f"missing_handlers {sorted(entry['missing_handlers'])} is not required_handlers less loaded_runtimes "

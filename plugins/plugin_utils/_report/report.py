@@ -25,12 +25,13 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summ
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import (
     MISSING,
+    NOT_REACHED,
     OK,
     UNKNOWN,
     missing_line,
     run_passed,
     status_of,
-    unknown_line,
+    verdict_lines,
     with_status,
 )
 
@@ -41,6 +42,7 @@ JUNIT_XML = "junit.xml"
 REPORT_HTML = "report.html"
 
 SERVED, MISSING_CELL, NOT_REQUIRED, UNKNOWN_CELL = "served", "missing", "not_required", "unknown"
+NOT_REACHED_CELL = "not_reached"
 
 
 def build_report(verdicts, fleet, *, generated_at, inventory_sources=(), previous=None, run_id=None):
@@ -73,7 +75,8 @@ def build_report(verdicts, fleet, *, generated_at, inventory_sources=(), previou
 
 
 def fleet_matrix(hosts, runtimeclasses):
-    """Hosts × handlers: ``served``, ``missing``, ``not_required`` or ``unknown`` (the host's verdict is UNKNOWN).
+    """Hosts × handlers: ``served``, ``missing``, ``not_required``, ``unknown`` (the host's verdict is UNKNOWN) or
+    ``not_reached`` (a rollout's host whose batch has not run).
 
     The columns are every RuntimeClass handler plus every handler some host requires (default runtimes).
     """
@@ -87,13 +90,15 @@ def fleet_matrix(hosts, runtimeclasses):
 def _cell(entry, handler):
     if status_of(entry) == UNKNOWN:
         return UNKNOWN_CELL
+    if status_of(entry) == NOT_REACHED:
+        return NOT_REACHED_CELL
     if handler in (entry["missing_handlers"] or []):
         return MISSING_CELL
     return SERVED if handler in (entry["required_handlers"] or []) else NOT_REQUIRED
 
 
 def failures(hosts):
-    """One flat entry per failing host × handler (an UNKNOWN host: one entry, handler null)."""
+    """One flat entry per failing host × handler (an UNKNOWN or NOT_REACHED host: one entry, handler null)."""
     entries = []
     for host, entry in hosts.items():
         status = status_of(entry)
@@ -102,9 +107,9 @@ def failures(hosts):
                 explained_by = (entry["missing_explained"] or {}).get(handler) or []
                 entries.append(with_status({"host": host, "node": entry["node"], "handler": handler,
                                             "message": missing_line(handler), "explained_by": list(explained_by)}, MISSING))
-        elif status == UNKNOWN:
+        elif status in (UNKNOWN, NOT_REACHED):
             entries.append(with_status({"host": host, "node": entry["node"], "handler": None,
-                                        "message": unknown_line(entry["reason"]), "explained_by": []}, UNKNOWN))
+                                        "message": verdict_lines(entry)[0], "explained_by": []}, status))
     return entries
 
 

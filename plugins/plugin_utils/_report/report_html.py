@@ -16,9 +16,9 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.fin
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import (
     LEGACY_STATUS_KEY,
     MISSING,
+    NOT_REACHED,
     OK,
     UNKNOWN,
-    VERDICTS,
     status_of,
 )
 
@@ -28,13 +28,15 @@ LOOK = {
     "missing": ("\u2718", "missing", "bad"),
     "not_required": ("\u2013", "not required", "none"),
     "unknown": ("?", "unknown", "unknown"),
+    "not_reached": ("\u2026", "not reached", "unknown"),
     OK: ("\u2714", OK, "good"),
     MISSING: ("\u2718", MISSING, "bad"),
     UNKNOWN: ("?", UNKNOWN, "unknown"),
+    NOT_REACHED: ("\u2026", NOT_REACHED, "unknown"),
     "error": ("\u2718", "error", "bad"),
     "warning": ("!", "warning", "warn"),
 }
-GROUP_ORDER = {MISSING: 0, UNKNOWN: 1, OK: 2}  # failing groups first
+GROUP_ORDER = {MISSING: 0, UNKNOWN: 1, NOT_REACHED: 2, OK: 3}  # failing groups first
 INLINE_NAMES = 3
 DOT = "\u00b7"  # a RuntimeClass cell names up to this many nodes; more become a count and a collapsed list
 
@@ -106,7 +108,7 @@ def escape(text, quote=True):
 def render_html(report):
     counts = report["counts"]
     outcome = "PASSED" if report["passed"] else "FAILED"
-    count_text = ", ".join(f"{counts[verdict]} {verdict}" for verdict in VERDICTS)
+    count_text = ", ".join(f"{count} {verdict}" for verdict, count in counts.items())
     groups = host_groups(report)
     parts = [
         "<!DOCTYPE html>",
@@ -136,7 +138,7 @@ def host_groups(report):
     """The hosts grouped by how they fail: ``[{"hosts", "entry": the first host's, "entries": by host, "cells"}]``.
 
     Hosts are alike when their verdict, missing handlers, matrix row, finding codes and explanation of each
-    missing handler are; failing groups first (MISSING, then UNKNOWN), the biggest first, then by first host.
+    missing handler are; failing groups first (MISSING, then UNKNOWN, then NOT_REACHED), the biggest first, then by first host.
     """
     groups = {}
     for host, entry in report["hosts"].items():
@@ -152,7 +154,7 @@ def host_groups(report):
         group = groups.setdefault(signature, {"hosts": [], "entry": entry, "entries": {}, "cells": cells})
         group["hosts"].append(host)
         group["entries"][host] = entry
-    return sorted(groups.values(), key=lambda group: (GROUP_ORDER.get(status_of(group["entry"]), 3), -len(group["hosts"]), group["hosts"][0]))
+    return sorted(groups.values(), key=lambda group: (GROUP_ORDER.get(status_of(group["entry"]), 4), -len(group["hosts"]), group["hosts"][0]))
 
 
 def _text(text):
@@ -311,7 +313,7 @@ def _group_explanation(group):
     """The console's lines for the group's first host: MISSING=/UNKNOWN= lines, each missing handler's explanation,
     the findings (as on that host; each host's own are in its block under Hosts)."""
     entry, hosts = group["entry"], group["hosts"]
-    if status_of(entry) == UNKNOWN:
+    if status_of(entry) in (UNKNOWN, NOT_REACHED):
         reasons = sorted({line for other in group["entries"].values() for line in other["lines"]})
         shown = "".join(f'<li><code class="wrap">{escape(line)}</code></li>' for line in reasons[:INLINE_NAMES])
         more = f'<li class="meta">and {len(reasons) - INLINE_NAMES} other reasons (each host\'s under Hosts)</li>' if len(reasons) > INLINE_NAMES else ""
@@ -370,7 +372,7 @@ def _hosts(groups):
     blocks = []
     for group in groups:
         entry, hosts = group["entry"], group["hosts"]
-        title = " ".join(entry["lines"]) if status_of(entry) != UNKNOWN else UNKNOWN
+        title = status_of(entry) if status_of(entry) in (UNKNOWN, NOT_REACHED) else " ".join(entry["lines"])
         codes = sorted({code for codes in (entry["missing_explained"] or {}).values() for code in codes}
                        | {finding["code"] for finding in entry["findings"] or []})
         if entry.get("files_examined") is False:

@@ -12,13 +12,14 @@ alert rule, and a host whose verdict changes keeps its series instead of growing
 from datetime import UTC, datetime
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._printable import printable_lines
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import VERDICTS, status_of
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import status_of
 
 METRICS_PROM = "metrics.prom"
 
 FAMILIES = (
     ("runtime_gate_host_verdict",
-     "Verdict of the host in the last run: 1 for its verdict (OK, MISSING or UNKNOWN), 0 for the others."),
+     "Verdict of the host in the last run: 1 for its verdict (OK, MISSING or UNKNOWN; NOT_REACHED: a rollout's host "
+     "whose batch has not run, a series only when some host has it), 0 for the others."),
     ("runtime_gate_handler_served",
      "1 when the host serves the runtime handler it is required to serve, 0 when it is missing; UNKNOWN hosts have none."),
     ("runtime_gate_hosts", "Hosts with this verdict in the last run."),
@@ -32,15 +33,15 @@ def render_metrics(report):
     samples = {name: [] for name, _help in FAMILIES}
     for host, entry in report["hosts"].items():
         node = entry["node"] or host
-        for verdict in VERDICTS:
+        for verdict in report["counts"]:
             samples["runtime_gate_host_verdict"].append(
                 ({"host": host, "node": node, "verdict": verdict}, int(status_of(entry) == verdict)))
         missing = set(entry["missing_handlers"] or [])
         for handler in sorted(entry["required_handlers"] or []):
             samples["runtime_gate_handler_served"].append(
                 ({"host": host, "node": node, "handler": handler}, int(handler not in missing)))
-    for verdict in VERDICTS:
-        samples["runtime_gate_hosts"].append(({"verdict": verdict}, report["counts"][verdict]))
+    for verdict, count in report["counts"].items():
+        samples["runtime_gate_hosts"].append(({"verdict": verdict}, count))
     samples["runtime_gate_run_passed"].append(({}, int(report["passed"])))
     samples["runtime_gate_run_timestamp_seconds"].append(({}, unix_time(report["generated_at"])))
     lines = []

@@ -11,8 +11,10 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.ove
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import unknown
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import (
     LEGACY_STATUS_KEY,
+    NOT_REACHED,
     OK,
     STATUS_KEY,
+    STATUSES,
     UNKNOWN,
     VERDICTS,
     cluster_not_read,
@@ -53,6 +55,8 @@ REPORTED_FIELDS = {
     "verdict_source": "node",
 }
 VERDICT_SOURCE_NAMES = ("node", "node-status")
+# Statuses whose row and cause give the reason: nothing judged the host.
+NOT_JUDGED = (UNKNOWN, NOT_REACHED)
 
 
 def collect_verdicts(registered_by_host):
@@ -108,9 +112,11 @@ def verdict_source_line(verdicts):
 
 
 def verdict_counts(verdicts):
+    """Hosts per status: OK, MISSING and UNKNOWN always, NOT_REACHED (a rollout's) only when some host has it."""
     counts = {verdict: 0 for verdict in VERDICTS}
     for verdict in verdicts.values():
-        counts[status_of(verdict)] += 1
+        status = status_of(verdict)
+        counts[status] = counts.get(status, 0) + 1
     return counts
 
 
@@ -147,7 +153,7 @@ def fleet_summary_lines(verdicts):
     for host, verdict in verdicts.items():
         if status_of(verdict) != OK:
             groups.setdefault(failure_cause(verdict), []).append(host)
-    ordered = sorted(groups.items(), key=lambda item: (VERDICTS.index(item[0][0]), -len(item[1]), item[0]))
+    ordered = sorted(groups.items(), key=lambda item: (STATUSES.index(item[0][0]), -len(item[1]), item[0]))
     rows = [_table_row(host, verdicts[host]) for _cause, hosts in ordered for host in hosts]
     widths = [max((len(row[column]) for row in rows), default=0) for column in range(3)]
     lines = []
@@ -171,16 +177,16 @@ def failure_cause(verdict):
     """What a failing host's group is keyed by: its verdict, then each missing handler with the finding codes that
     explain it, or the UNKNOWN reason."""
     status = status_of(verdict)
-    if status == UNKNOWN:
+    if status in NOT_JUDGED:
         return (status, verdict["reason"] or "-")
     explained = verdict.get("missing_explained") or {}
     return (status, tuple((handler, tuple(explained.get(handler) or ())) for handler in verdict["missing_handlers"] or ()))
 
 
 def cause_line(cause):
-    """``MISSING nvidia-cdi: NOT_CONFIGURED_ANYWHERE; nvidia: …`` or ``UNKNOWN: <reason>``."""
+    """``MISSING nvidia-cdi: NOT_CONFIGURED_ANYWHERE; nvidia: …``, ``UNKNOWN: <reason>`` or ``NOT_REACHED: <reason>``."""
     status, detail = cause
-    if status == UNKNOWN:
+    if status in NOT_JUDGED:
         return f"{status}: {detail}"
     return f"{status} " + "; ".join(f"{handler}: {', '.join(codes)}" if codes else handler for handler, codes in detail)
 
@@ -191,7 +197,7 @@ def _hosts(count):
 
 def _table_row(host, verdict):
     status = status_of(verdict)
-    detail = ",".join(verdict["missing_handlers"] or []) if status != UNKNOWN else verdict["reason"]
+    detail = verdict["reason"] if status in NOT_JUDGED else ",".join(verdict["missing_handlers"] or [])
     return (host, status, verdict["default_runtime"] or "-", detail or "-")
 
 
@@ -201,7 +207,7 @@ def _aligned(row, widths):
 
 def counts_line(verdicts):
     counts = verdict_counts(verdicts)
-    return ", ".join(f"{counts[verdict]} {verdict}" for verdict in VERDICTS) + f" of {len(verdicts)} hosts"
+    return ", ".join(f"{count} {status}" for status, count in counts.items()) + f" of {len(verdicts)} hosts"
 
 
 def fleet_view(verdicts, cluster_result):

@@ -60,8 +60,11 @@ def test_a_bad_node_in_batch_two_stops_the_rollout_and_batch_three_stays_untouch
         assert (tmp_path / f"{host}.restarts").read_text() == "restart\n"
     assert recap[BAD]["failed"] == 1
     assert "the candidate configuration fails its proof" in run.failures(BAD)
-    # Issue 23 item 7: the refusal is printed by the role's task and in the summary table, not re-raised in full.
-    assert run.stdout.count("the candidate configuration fails its proof") == 2, run.explain()
+    # Issue 23 item 7: the refusal is printed once, by the role's failed task; the summary and the last task point there.
+    assert run.stdout.count("the candidate configuration fails its proof") == 1, run.explain()
+    assert run.stdout.count("MISSING=nvidia: the candidate configuration does not load runtime 'nvidia'") == 1, run.explain()
+    assert (f"{BAD}: the containerd_runtimes role failed; its message is printed above, under its failed task "
+            f"(fatal: [{BAD}])") in run.stdout, run.explain()
     assert s.snapshot(tmp_path / BAD) == before[BAD]
     for host in ("node-4", "node-5"):  # batch 3: never contacted
         assert host not in recap, run.explain()
@@ -69,11 +72,13 @@ def test_a_bad_node_in_batch_two_stops_the_rollout_and_batch_three_stays_untouch
         assert not (tmp_path / f"{host}.restarts").exists()
     # The last table printed covers every host, judged against the cluster read by the first play; the cluster
     # step never ran.
-    assert re.search(r"^node-4 +UNKNOWN ", run.stdout, re.MULTILINE), run.explain()
-    # Issue 13 item 10: a host of a later batch is waiting, not failed; the role's own failure is in the table.
-    assert re.search(r"^node-4 +UNKNOWN +- +not reached: waiting for its batch, not changed and not judged yet", run.stdout,
-                     re.MULTILINE), run.explain()
-    assert f"{BAD}: the containerd_runtimes role failed: {BAD}: the candidate configuration fails its proof" in run.stdout, run.explain()
+    # Issues 13 item 10 and 23 item 7: a host of a batch that never ran is NOT_REACHED in the verdict column, not
+    # UNKNOWN (nothing judged it) and not OK; the counts say so.
+    for host in ("node-4", "node-5"):
+        assert re.search(rf"^{host} +NOT_REACHED +- +its batch has not run: not changed and not judged$", run.stdout,
+                         re.MULTILINE), run.explain()
+    assert "2 OK, 1 MISSING, 0 UNKNOWN, 2 NOT_REACHED of 5 hosts" in run.stdout, run.explain()
+    assert not re.search(r"^node-[45] +UNKNOWN ", run.stdout, re.MULTILINE), run.explain()
     assert re.search(r"^node-1 +OK ", run.stdout, re.MULTILINE), run.explain()
     assert "CLUSTER_NOT_READ" not in run.stdout and "could not be read" not in run.stdout, run.explain()
     assert "Apply the RuntimeClasses" not in run.stdout
@@ -96,6 +101,11 @@ def test_an_unchanged_host_that_does_not_pass_fails_its_batch(tmp_path):
     for host in hosts:
         assert re.search(rf"^{host}: check mode: would change .*99-gpufleet.toml.*; the proven candidate serves nvidia, runc "
                          r"\(default runc\) with containerd 1\.6\.20$", check.stdout, re.MULTILINE), check.explain()
+    # The table after batch 1 shows node-2 (batch 2) not reached, not UNKNOWN; the last one has every host judged.
+    tables = check.stdout.split("TASK [Show the fleet summary]")[1:]
+    assert len(tables) == 2, check.explain()
+    assert re.search(r"^node-2 +NOT_REACHED +- +its batch has not run", tables[0], re.MULTILINE), check.explain()
+    assert not re.search(r"^node-\d +(UNKNOWN|NOT_REACHED) ", tables[1].split("TASK [")[0], re.MULTILINE), check.explain()
     first = s.run_playbook(ROLLOUT, tmp_path / "inventory.yml", "-e", f"runtime_gate_runtimeclasses_file={cluster}", *serial)
     assert first.returncode == 0, first.explain()
     applied = {host: s.snapshot(tmp_path / host) for host in hosts}
