@@ -5,7 +5,7 @@ to the role's message (printed once, by the role's failed task), hosts whose bat
 changed or judged them, so they are no node verdict, and they fail like UNKNOWN), and in check mode what each host's
 proven candidate would serve. Controller side, pure."""
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import (
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import (
     NOT_REACHED,
     UNKNOWN,
     not_reached_line,

@@ -1,6 +1,6 @@
 """What a rollout's summary adds (issue 23 item 7): hosts not reached, and in check mode what each host would become."""
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._runtimeclass_plan import plan_runtimeclasses
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._vocabulary import passed, status_of
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_writers.runtimeclass_plan import plan_runtimeclasses
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import passed, status_of
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.rollout import WAITING_REASON, rollout_annotations
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.merge import recomputed_status
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import build_report
