@@ -43,6 +43,4 @@ class ActionModule(ActionBase):
         judge_args["gather_result"] = gather_result
         if args["runtimeclasses"] is None and args["cluster_result"] is None:
             judge_args["cluster_result"] = stored_cluster_result(task_vars, args["cluster_result_var"])
-        # The node module's deprecations (an option's deprecated alias, such as ``daemon``) are the task's.
-        deprecations = {"deprecations": gather_result["deprecations"]} if gather_result.get("deprecations") else {}
-        return {**result, **deprecations, **judged_result(judge_args, fail_on_verdict=args["fail_on_verdict"])}
+        return {**result, **judged_result(judge_args, fail_on_verdict=args["fail_on_verdict"])}

@@ -121,7 +121,7 @@ table_lines:
   elements: str
 verdicts:
   description:
-    - Host name to its verdict, each with C(node), C(status) (C(OK), C(MISSING) or C(UNKNOWN); C(verdict), deprecated, holds the same), C(lines),
+    - Host name to its verdict, each with C(node), C(status) (C(OK), C(MISSING) or C(UNKNOWN)), C(lines),
       C(missing_handlers), C(required_handlers), C(loaded_runtimes), C(configured_runtimes), C(default_runtime),
       C(containerd_version), C(version_source), C(loaded_source), C(daemon_runtimes), C(node_runtime_handlers), C(reason),
       C(notes), C(findings), C(missing_explained), C(files_examined) and C(verdict_source) (C(node) or C(node-status)),

@@ -137,12 +137,6 @@ status:
   returned: always
   type: str
   sample: MISSING
-verdict:
-  description:
-    - Deprecated, use RV(status); the same value. Kept for playbooks written before RV(status) (removal not before 2.0.0).
-  returned: always
-  type: str
-  sample: MISSING
 passed:
   description: Whether the verdict is C(OK).
   returned: always

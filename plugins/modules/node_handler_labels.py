@@ -34,7 +34,7 @@ options:
   verdicts:
     description:
       - The registered M(gpufleet.runtime_gate.handler_crosscheck) results of the judged nodes, or the values of a
-        verdicts file's C(hosts); each needs C(node) (the Node name), C(verdict) (C(OK), C(MISSING) or C(UNKNOWN))
+        verdicts file's C(hosts); each needs C(node) (the Node name), C(status) (C(OK), C(MISSING) or C(UNKNOWN))
         and, unless C(UNKNOWN), C(loaded_runtimes). A malformed entry or a Node judged twice fails the task before
         anything is written.
     type: list
@@ -114,7 +114,7 @@ nodes:
     node:
       description: The Node name.
       type: str
-    verdict:
+    status:
       description: C(OK), C(MISSING) or C(UNKNOWN).
       type: str
     served:

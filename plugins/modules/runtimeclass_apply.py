@@ -59,7 +59,7 @@ options:
   verdicts:
     description:
       - The registered M(gpufleet.runtime_gate.handler_crosscheck) results of the judged nodes; each needs C(node),
-        C(verdict) and C(loaded_runtimes). An C(UNKNOWN) verdict counts as serving nothing.
+        C(status) and C(loaded_runtimes). An C(UNKNOWN) verdict counts as serving nothing.
     type: list
     elements: dict
     required: true

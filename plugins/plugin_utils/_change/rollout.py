@@ -4,6 +4,8 @@
 role's message, hosts still waiting for their batch ("not reached": UNKNOWN because nothing judged them yet, not
 because they failed), and in check mode what each host's proven candidate would serve. Controller side, pure."""
 
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import UNKNOWN, status_of
+
 WAITING_REASON = "not reached: waiting for its batch, not changed and not judged yet"
 # The role's registered plan (containerd_runtime_config's result): in check mode, what the host would become.
 ROLE_PLAN_VAR = "containerd_runtimes_plan"
@@ -34,7 +36,7 @@ def rollout_annotations(verdicts, host_facts, *, failure_var, reached_var, check
     lines = []
     for host in sorted(verdicts):
         facts = host_facts.get(host) or {}
-        if reached_var and not facts.get(reached_var) and verdicts[host]["verdict"] == "UNKNOWN":
+        if reached_var and not facts.get(reached_var) and status_of(verdicts[host]) == UNKNOWN:
             verdicts[host]["reason"] = WAITING_REASON
         failure = facts.get(failure_var) if failure_var else None
         if failure:

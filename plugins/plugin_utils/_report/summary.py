@@ -10,7 +10,6 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.fin
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.overhead import overhead_findings
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import unknown
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import (
-    LEGACY_STATUS_KEY,
     OK,
     STATUS_KEY,
     UNKNOWN,
@@ -28,8 +27,6 @@ NO_HOST_JUDGED = "NO_HOST_JUDGED"
 REPORTED_FIELDS = {
     "node": None,
     STATUS_KEY: None,
-    # Deprecated: the same value as STATUS_KEY, kept for the consumers that read it (docs/report.md).
-    LEGACY_STATUS_KEY: None,
     "lines": [],
     "missing_handlers": [],
     "required_handlers": [],

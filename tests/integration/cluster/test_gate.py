@@ -31,9 +31,9 @@ RUNC = "handler.runtime-gate.gpufleet.io/runc"
 OK_NODE, MISSING_NODE, SPARE_NODE = "gate-node-ok", "gate-node-missing", "gate-node-spare"
 GATE_NODES = (OK_NODE, MISSING_NODE, SPARE_NODE)
 # What handler_crosscheck would say of the two judged nodes (the nightly test below lets it say so for real).
-OK = {"node": OK_NODE, "verdict": "OK", "loaded_runtimes": ["nvidia", "runc"]}
-MISSING = {"node": MISSING_NODE, "verdict": "MISSING", "loaded_runtimes": ["runc"], "missing_handlers": ["nvidia"]}
-UNKNOWN = {"node": OK_NODE, "verdict": "UNKNOWN", "loaded_runtimes": [], "reason": "host unreachable"}
+OK = {"node": OK_NODE, "status": "OK", "loaded_runtimes": ["nvidia", "runc"]}
+MISSING = {"node": MISSING_NODE, "status": "MISSING", "loaded_runtimes": ["runc"], "missing_handlers": ["nvidia"]}
+UNKNOWN = {"node": OK_NODE, "status": "UNKNOWN", "loaded_runtimes": [], "reason": "host unreachable"}
 
 
 def gate_pod(name):
@@ -225,7 +225,7 @@ def test_nightly_labels_the_nodes_it_judged_only_when_asked(kube_cluster, gate):
     assert off.returncode == 2, off.stdout + off.stderr  # gate-node-missing is MISSING nvidia
     assert gate_labels() == before
     verdicts = json.loads((workdir / "verdicts.json").read_text())["hosts"]
-    assert verdicts[OK_NODE]["verdict"] == "OK" and verdicts[MISSING_NODE]["verdict"] == "MISSING", verdicts
+    assert verdicts[OK_NODE]["status"] == "OK" and verdicts[MISSING_NODE]["status"] == "MISSING", verdicts
     dry = nightly("-e", "runtime_gate_label_nodes=true")
     assert dry.returncode == 2 and "dry run, nothing written" in dry.stdout, dry.stdout + dry.stderr
     assert gate_labels() == before

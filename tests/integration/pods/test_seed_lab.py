@@ -179,7 +179,7 @@ def test_every_pod_does_what_the_crosscheck_says(lab):
 
     verdicts, run = run_crosscheck(lab, lab["work"] / "crosscheck")
     assert set(verdicts) == set(lab["nodes"]), run.stdout[-3000:]
-    assert all(verdict["verdict"] in ("OK", "MISSING") for verdict in verdicts.values()), verdicts
+    assert all(verdict["status"] in ("OK", "MISSING") for verdict in verdicts.values()), verdicts
     judged = {(node, class_name): ("FailedCreatePodSandBox" if CLASSES[class_name] in verdicts[node]["missing_handlers"]
                                    else "Running") for node, class_name in matrix}
     observed = {key: did[pod][0] for key, pod in matrix.items()}

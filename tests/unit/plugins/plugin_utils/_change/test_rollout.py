@@ -6,7 +6,7 @@ PLAN = {"refused": False, "changed_files": ["/etc/containerd/conf.d/99-gpufleet.
 
 
 def verdicts():
-    return {host: {"verdict": "UNKNOWN", "reason": "no verdict"} for host in ("a", "b", "c")}
+    return {host: {"status": "UNKNOWN", "reason": "no verdict"} for host in ("a", "b", "c")}
 
 
 def test_check_mode_says_what_each_proven_host_would_become_and_skips_refused_ones():

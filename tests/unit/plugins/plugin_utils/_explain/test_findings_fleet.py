@@ -159,7 +159,7 @@ def test_odd_evidence_never_breaks_a_verdict(evidence, version):
     # Whatever a node (or a newer node module) sends, the verdict is still reached and stays what the dump says.
     facts = {**demo_facts("gpu-node-02"), **evidence, "containerd_version": version}
     verdict = judge_and_explain(facts, CLASSES, node_name="n1", node_labels=GPU_LABELS)
-    assert verdict["verdict"] in ("OK", "MISSING")
+    assert verdict["status"] in ("OK", "MISSING")
     assert set(verdict["missing_explained"]) == set(verdict["missing_handlers"])
     if verdict["loaded_source"] == "dump":  # only a readable daemon view may change what is served
         assert verdict["missing_handlers"] == ["nvidia", "nvidia-cdi"]
