@@ -126,7 +126,7 @@ def outcome(text, classes):
         assert str(error).startswith("dump_file 'fuzz.toml'"), str(error)
         return "error"
     verdict = judge_and_explain(facts, classes, node_name="fuzz-node", node_labels={})
-    return {key: verdict[key] for key in ("verdict", "missing_handlers", "required_handlers", "loaded_runtimes")}
+    return {key: verdict[key] for key in ("status", "missing_handlers", "required_handlers", "loaded_runtimes")}
 
 
 def model_verdict(document, classes):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from support.deprecations import collection_deprecations
 from support.paths import REPO_ROOT
 from support.tools import require_command, require_tool
 
@@ -68,6 +69,7 @@ def test_demo_verdicts_are_as_documented(tmp_path, live):
     expected = [verdict["status"] for verdict in yaml.safe_load((DEMO / "expected-verdicts.yml").read_text())["hosts"].values()]
     counts = ", ".join(f"{expected.count(verdict)} {verdict}" for verdict in ("OK", "MISSING", "UNKNOWN"))
     assert f"{counts} of {len(expected)} hosts" in summary
+    assert collection_deprecations(completed.stdout + completed.stderr) == []
 
 
 def test_checker_refuses_other_outcomes(tmp_path):

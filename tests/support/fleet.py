@@ -332,8 +332,8 @@ def expected_verdicts(hosts) -> dict:
     return {host.name: expected_verdict(host) for host in hosts}
 
 
-CONTRACT_FIELDS = ("verdict", "missing_handlers", "required_handlers", "loaded_runtimes", "default_runtime")
-UNKNOWN_FIELDS = ("verdict", "loaded_runtimes", "default_runtime")
+CONTRACT_FIELDS = ("status", "missing_handlers", "required_handlers", "loaded_runtimes", "default_runtime")
+UNKNOWN_FIELDS = ("status", "loaded_runtimes", "default_runtime")
 
 
 def comparable_verdicts(verdicts_document: dict) -> dict:

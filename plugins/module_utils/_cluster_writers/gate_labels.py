@@ -74,18 +74,18 @@ def our_labels(labels, prefix):
 
 
 def judged_by_node(verdicts):
-    """``{node name: {"verdict", "served"}}`` from handler_crosscheck results (or verdicts-file entries).
+    """``{node name: {"status", "served"}}`` from node_crosscheck results (or verdicts-file entries).
 
     Raises ``RuntimeGateError`` for a verdict that cannot be read: labels are written from it, so a malformed one
     must stop the run rather than count as serving nothing or everything.
     """
     if not isinstance(verdicts, list):
-        raise RuntimeGateError(f"verdicts must be a list of handler_crosscheck results, not {shown_value(verdicts)}")
+        raise RuntimeGateError(f"verdicts must be a list of node_crosscheck results, not {shown_value(verdicts)}")
     judged = {}
     for number, verdict in enumerate(verdicts, start=1):
         where = f"verdicts item {number}"
         if not isinstance(verdict, dict):
-            raise RuntimeGateError(f"{where} is {shown_value(verdict)}, not a handler_crosscheck result (a mapping)")
+            raise RuntimeGateError(f"{where} is {shown_value(verdict)}, not a node_crosscheck result (a mapping)")
         node = verdict.get("node")
         if not isinstance(node, str) or not node:
             raise RuntimeGateError(f"{where} has no 'node' (the Kubernetes Node name): {shown_value(node)}")

@@ -53,7 +53,7 @@ VERDICT_SOURCE_NAMES = ("node", "node-status")
 
 
 def collect_verdicts(registered_by_host):
-    """``{host: registered handler_crosscheck result or None}`` → ``{host: verdict}``.
+    """``{host: registered node_crosscheck result or None}`` → ``{host: verdict}``.
 
     A host with no verdict was never judged (unreachable before judgement, or removed from the play):
     it is UNKNOWN, never left out and never OK.

@@ -30,7 +30,7 @@ NVIDIA = "handler.runtime-gate.gpufleet.io/nvidia"
 RUNC = "handler.runtime-gate.gpufleet.io/runc"
 OK_NODE, MISSING_NODE, SPARE_NODE = "gate-node-ok", "gate-node-missing", "gate-node-spare"
 GATE_NODES = (OK_NODE, MISSING_NODE, SPARE_NODE)
-# What handler_crosscheck would say of the two judged nodes (the nightly test below lets it say so for real).
+# What node_crosscheck would say of the two judged nodes (the nightly test below lets it say so for real).
 OK = {"node": OK_NODE, "status": "OK", "loaded_runtimes": ["nvidia", "runc"]}
 MISSING = {"node": MISSING_NODE, "status": "MISSING", "loaded_runtimes": ["runc"], "missing_handlers": ["nvidia"]}
 UNKNOWN = {"node": OK_NODE, "status": "UNKNOWN", "loaded_runtimes": [], "reason": "host unreachable"}

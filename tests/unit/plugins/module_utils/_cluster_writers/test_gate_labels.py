@@ -92,7 +92,7 @@ def test_label_names_kubernetes_accepts_are_labelled(handler):
 
 @pytest.mark.parametrize(("verdicts", "fragment"), [
     ({"n1": "OK"}, "verdicts must be a list"),
-    (["OK"], "verdicts item 1 is 'OK', not a handler_crosscheck result"),
+    (["OK"], "verdicts item 1 is 'OK', not a node_crosscheck result"),
     ([{"status": "OK", "loaded_runtimes": []}], "verdicts item 1 has no 'node'"),
     ([verdict("n1", "ok")], "'status' is 'ok', not one of OK, MISSING, UNKNOWN"),
     ([{"node": "n1", "status": "OK"}], "'loaded_runtimes' is None, not a list"),
