@@ -28,8 +28,8 @@ def report_problems(report_dir, expected):
     with open(os.path.join(report_dir, "report.json"), encoding="utf-8") as handle:
         report = json.load(handle)
     problems = [] if report["passed"] is False else ["report.json says the broken demo fleet passed"]
-    reported = {host: (entry["verdict"], entry["missing_handlers"]) for host, entry in report["hosts"].items()}
-    if reported != {host: (want["verdict"], want["missing_handlers"]) for host, want in expected.items()}:
+    reported = {host: (entry["status"], entry["missing_handlers"]) for host, entry in report["hosts"].items()}
+    if reported != {host: (want["status"], want["missing_handlers"]) for host, want in expected.items()}:
         problems.append(f"report.json's verdicts differ from the expected ones: {reported}")
     return problems
 
@@ -64,8 +64,8 @@ def main(playbook_rc, verdicts_path, expected_path, report_dir=None):
         want, got = expected.get(host), verdicts.get(host)
         if want is None or got is None:
             problems.append(f"{host}: {'not expected' if want is None else 'no verdict'}")
-        elif (got["verdict"], got["missing_handlers"]) != (want["verdict"], want["missing_handlers"]):
-            problems.append(f"{host}: got {got['verdict']} {got['missing_handlers']}, expected {want['verdict']} {want['missing_handlers']}")
+        elif (got["status"], got["missing_handlers"]) != (want["status"], want["missing_handlers"]):
+            problems.append(f"{host}: got {got['status']} {got['missing_handlers']}, expected {want['status']} {want['missing_handlers']}")
         else:
             problems += finding_problems(host, got, want)
     if report_dir:

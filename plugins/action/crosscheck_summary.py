@@ -13,20 +13,16 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.cont
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.host_variables import stored_host_variables
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.judge import stored_cluster_result
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import report_lines, write_reports
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.fleet_result import fleet_result
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import write_reports
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.crosscheck_summary import get_crosscheck_summary_argument_spec
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summary import (
     collect_verdicts,
-    fleet_lines,
     fleet_view,
-    summary_lines,
-    verdict_counts,
-    verdict_source_counts,
     verdict_source_line,
     with_node_status_verdicts,
     write_verdicts_file,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import run_passed
 
 
 class ActionModule(ActionBase):
@@ -56,31 +52,19 @@ class ActionModule(ActionBase):
             cluster_result = stored_cluster_result(task_vars, args["cluster_result_var"])
         fleet = fleet_view(verdicts, cluster_result)
         source_line = verdict_source_line(verdicts)
-        extra_lines = ([source_line] if source_line else []) + role_lines + fleet_lines(fleet)
+        report = report_paths = None
         try:
             if args["verdicts_file"]:
                 write_verdicts_file(args["verdicts_file"], verdicts)
             if args["report_dir"]:
                 generated_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-                report, result["report_paths"] = write_reports(
+                report, report_paths = write_reports(
                     args["report_dir"], verdicts, fleet, generated_at=generated_at,
                     inventory_sources=task_vars.get("ansible_inventory_sources") or [], run_id=args["run_id"],
                 )
-                result["run_id"] = report["run_id"]
-                result["changed_hosts"] = report["changed_hosts"]
-                extra_lines.extend(report_lines(report, result["report_paths"]))
         except RuntimeGateError as error:
             raise AnsibleActionFail(str(error)) from None
-        result.update(
-            changed=False,
-            verdicts=verdicts,
-            counts=verdict_counts(verdicts),
-            verdict_sources=verdict_source_counts(verdicts),
-            passed=run_passed(fleet["cluster"]["read"], verdicts.values()),
-            cluster=fleet["cluster"],
-            fleet_findings=fleet["fleet_findings"],
-            overhead_findings=fleet["overhead_findings"],
-            runtimeclasses=fleet["runtimeclasses"],
-            table_lines=summary_lines(verdicts, extra_lines),
-        )
+        result.update(fleet_result(verdicts, fleet, lines_before=([source_line] if source_line else []) + role_lines,
+                                   report=report, report_paths=report_paths,
+                                   verdicts_file_written=bool(args["verdicts_file"])))
         return result

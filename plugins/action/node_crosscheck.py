@@ -1,7 +1,8 @@
 # Copyright: gpufleet platform team
 # Apache License 2.0 (see galaxy.yml)
 """One task per host: gathers the node's containerd evidence (the containerd_facts node module), parses it and judges
-it here on the controller, and fails the host with its MISSING lines."""
+it here on the controller, and fails the host with its MISSING lines. Given facts (``facts``, or the registered result
+of a user's own containerd_facts task as ``gather_result``), it judges those and gathers nothing."""
 
 from ansible.errors import AnsibleConnectionFailure
 from ansible.plugins.action import ActionBase
@@ -32,22 +33,25 @@ class ActionModule(ActionBase):
         spec = get_node_crosscheck_argument_spec()
         spec.pop("supports_check_mode")
         _validation, args = self.validate_argument_spec(**spec)
-        # localhost's registered results as stored, computed once for this host's task (the node-status verdict, the cluster).
+        judge_args = {name: args[name] for name in ("facts", "gather_result", "runtimeclasses", "cluster_result", "nodes",
+                                                    "node_name", "node_labels", "expected_handlers")}
+        given = args["facts"] is not None or args["gather_result"] is not None
+        # localhost's registered results as stored, computed once for this host's task (the node-status verdict, the
+        # cluster).
         localhost_variables = stored_host_variables(task_vars, "localhost")
-        # Judged from its Node's status on localhost (node_status_verdicts, hybrid mode): that verdict, no connection.
-        from_node_status = stored_node_status_verdict(task_vars, args["node_status_var"], task_vars.get("inventory_hostname"),
-                                                      args["node_name"], localhost_variables)
-        if from_node_status is not None:
-            return {**result, **verdict_result(dict(from_node_status), fail_on_verdict=args["fail_on_verdict"])}
-        try:
-            gather_result = gather_containerd_facts(self, task_vars, dict(self._task.args))
-        except AnsibleConnectionFailure as error:
-            # An unreachable node is a verdict (UNKNOWN), not a missing one: the host fails with its UNKNOWN line.
-            gather_result = {"unreachable": True, "msg": str(error)}
-        judge_args = {name: args[name] for name in ("runtimeclasses", "cluster_result", "nodes", "node_name", "node_labels")}
-        judge_args["gather_result"] = gather_result
-        if args["runtimeclasses"] is None and args["cluster_result"] is None:
-            judge_args["cluster_result"] = stored_cluster_result(task_vars, args["cluster_result_var"], localhost_variables)
-        # The node module's deprecations (an option's deprecated alias, such as ``daemon``) are the task's.
-        deprecations = {"deprecations": gather_result["deprecations"]} if gather_result.get("deprecations") else {}
-        return {**result, **deprecations, **judged_result(judge_args, fail_on_verdict=args["fail_on_verdict"])}
+        if not given:
+            # Judged from its Node's status on localhost (node_status_verdicts, hybrid mode): that verdict, no connection.
+            from_node_status = stored_node_status_verdict(task_vars, args["node_status_var"],
+                                                          task_vars.get("inventory_hostname"), args["node_name"],
+                                                          localhost_variables)
+            if from_node_status is not None:
+                return {**result, **verdict_result(dict(from_node_status), fail_on_verdict=args["fail_on_verdict"])}
+            try:
+                judge_args["gather_result"] = gather_containerd_facts(self, task_vars, dict(self._task.args))
+            except AnsibleConnectionFailure as error:
+                # An unreachable node is a verdict (UNKNOWN), not a missing one: the host fails with its UNKNOWN line.
+                judge_args["gather_result"] = {"unreachable": True, "msg": str(error)}
+        if args["runtimeclasses"] is None and args["cluster_result"] is None and args["expected_handlers"] is None:
+            judge_args["cluster_result"] = stored_cluster_result(task_vars, args["cluster_result_var"],
+                                                                 localhost_variables)
+        return {**result, **judged_result(judge_args, fail_on_verdict=args["fail_on_verdict"])}

@@ -9,7 +9,8 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.controller_paths import controller_path
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import report_lines, write_reports
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.fleet_result import fleet_result
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import write_reports
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.merge import (
     merge_slice_reports,
     read_slice_report,
@@ -18,10 +19,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.merg
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.report_merge import get_report_merge_argument_spec
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summary import (
-    fleet_lines,
     fleet_view,
-    summary_lines,
-    verdict_counts,
     write_verdicts_file,
 )
 
@@ -54,18 +52,6 @@ class ActionModule(ActionBase):
                 write_verdicts_file(args["verdicts_file"], verdicts)
         except RuntimeGateError as error:
             raise AnsibleActionFail(str(error)) from None
-        result.update(
-            changed=True,
-            slice_reports=paths,
-            run_id=report["run_id"],
-            passed=report["passed"],
-            verdicts=verdicts,
-            counts=verdict_counts(verdicts),
-            cluster=fleet["cluster"],
-            fleet_findings=fleet["fleet_findings"],
-            overhead_findings=fleet["overhead_findings"],
-            report_paths=report_paths,
-            changed_hosts=report["changed_hosts"],
-            table_lines=summary_lines(verdicts, fleet_lines(fleet) + report_lines(report, report_paths)),
-        )
+        result.update(fleet_result(verdicts, fleet, report=report, report_paths=report_paths,
+                                   verdicts_file_written=bool(args["verdicts_file"])), slice_reports=paths)
         return result

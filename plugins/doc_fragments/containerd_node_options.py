@@ -83,11 +83,9 @@ options:
       - Ask the running daemon for its CRI status (what it has loaded), over O(socket). Not with O(dump_file).
       - Uses C(crictl info) when O(crictl_bin) is found, else a gRPC call through C(grpcio) when the node's Python
         can import it, else records that neither is available (the daemon's view is then unknown, never assumed).
-      - The alias O(daemon) is deprecated and will be removed in 2.0.0; the playbooks call this C(runtime_gate_ask_daemon),
-        the role C(containerd_runtimes_ask_daemon) (see docs/variables.md).
+      - The playbooks call this C(runtime_gate_ask_daemon), the role C(containerd_runtimes_ask_daemon) (see docs/variables.md).
     type: bool
     default: true
-    aliases: [daemon]
   socket:
     description:
       - containerd's gRPC socket. k3s and rke2 use C(/run/k3s/containerd/containerd.sock), k0s C(/run/k0s/containerd.sock).

@@ -51,7 +51,7 @@ notes:
   - The running daemon's view (O(ask_daemon)) is what tells a stale daemon from its files; without crictl or grpcio on
     the node it is unknown, never assumed equal to the dump.
 seealso:
-  - module: gpufleet.runtime_gate.handler_crosscheck
+  - module: gpufleet.runtime_gate.node_crosscheck
 """
 
 EXAMPLES = r"""

@@ -247,11 +247,11 @@ proof:
   description: What the real C(config dump) of the candidate loaded (C(loaded_runtimes), C(default_runtime), C(containerd_version)).
   returned: success
   type: dict
-verify_runtimeclasses:
-  description: One RuntimeClass-shaped entry per requested runtime, for M(gpufleet.runtime_gate.handler_crosscheck) after a restart.
+expected_handlers:
+  description: The requested runtimes, which the running node must serve after a restart (O(gpufleet.runtime_gate.node_crosscheck#module:expected_handlers)).
   returned: success
   type: list
-  elements: dict
+  elements: str
 refused:
   description: "Whether the plan or its proof refused the change (the role registers the result with no_log and fails on it)."
   returned: always

@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 module: crosscheck_summary
 short_description: Summarise the verdicts of a crosscheck run and write its reports
 description:
-  - Reads the registered M(gpufleet.runtime_gate.handler_crosscheck) result of every host in O(hosts) and returns
+  - Reads the registered M(gpufleet.runtime_gate.node_crosscheck) result of every host in O(hosts) and returns
     a table for the terminal, the verdicts and their counts; optionally writes them as JSON on the controller.
   - With O(cluster_result), also the fleet findings (a handler no node serves, a RuntimeClass without nodeSelector),
     the RuntimeClass overhead warnings (pods that do not fit a node once the overhead is added) and, per RuntimeClass,
@@ -31,7 +31,7 @@ options:
     required: true
   verdict_var:
     description:
-      - The variable each host registered its M(gpufleet.runtime_gate.handler_crosscheck) result in.
+      - The variable each host registered its M(gpufleet.runtime_gate.node_crosscheck) result in.
     type: str
     default: runtime_gate_verdict
   verdicts_file:
@@ -91,20 +91,22 @@ options:
 attributes:
   check_mode:
     support: full
-    details: Same result in check mode; the verdicts file and the reports are written in check mode too, since they change no host.
+    details: >-
+      Same result in check mode; the verdicts file and the reports are written in check mode too, since they change no
+      host. The task is C(changed) when it wrote a report or a verdicts file, as M(gpufleet.runtime_gate.report_merge) is.
   diff_mode:
     support: none
     details: Nothing to diff.
   idempotent:
-    support: full
+    support: partial
     details: >-
       Writes the same verdicts file for the same verdicts; each report run replaces the previous report
-      (kept as C(report.prev.json)) and carries its own time.
+      (kept as C(report.prev.json)) and carries its own time, so a run that writes either is C(changed).
   action:
     support: full
     description: Runs on the controller; reads the other hosts' registered verdicts.
 seealso:
-  - module: gpufleet.runtime_gate.handler_crosscheck
+  - module: gpufleet.runtime_gate.node_crosscheck
 """
 
 EXAMPLES = r"""
@@ -132,11 +134,11 @@ table_lines:
   elements: str
 verdicts:
   description:
-    - Host name to its verdict, each with C(node), C(status) (C(OK), C(MISSING) or C(UNKNOWN); C(verdict), deprecated, holds the same), C(lines),
+    - Host name to its verdict, each with C(node), C(status) (C(OK), C(MISSING) or C(UNKNOWN)), C(lines),
       C(missing_handlers), C(required_handlers), C(loaded_runtimes), C(configured_runtimes), C(default_runtime),
       C(containerd_version), C(version_source), C(loaded_source), C(daemon_runtimes), C(node_runtime_handlers), C(reason),
       C(notes), C(findings), C(missing_explained), C(files_examined) and C(verdict_source) (C(node) or C(node-status)),
-      as M(gpufleet.runtime_gate.handler_crosscheck) returns them;
+      as M(gpufleet.runtime_gate.node_crosscheck) returns them;
       a host that was not judged is C(UNKNOWN) with the reason, or C(NOT_REACHED) when O(batch_reached_var) says
       its batch has not run.
   returned: always

@@ -8,14 +8,15 @@ DOCUMENTATION = r"""
 module: node_crosscheck
 short_description: Gather a node's loaded containerd configuration and judge it against the RuntimeClasses, in one task
 description:
-- M(gpufleet.runtime_gate.containerd_facts) and M(gpufleet.runtime_gate.handler_crosscheck) in one task per host, as C(playbooks/crosscheck.yml)
-  runs them.
+- Gathers and judges in one task per host, as C(playbooks/crosscheck.yml) runs it.
 - Runs the C(containerd_facts) node module on the node (standard library only, one round trip), parses its evidence on the
-  controller, and judges it there against the RuntimeClasses, as M(gpufleet.runtime_gate.handler_crosscheck) does.
+  controller, and judges it there against the RuntimeClasses.
+- Given O(facts) or O(gather_result) (what a user's own M(gpufleet.runtime_gate.containerd_facts) task returned), it judges
+  those and contacts no node.
 - 'The verdict is C(OK), C(MISSING) or C(UNKNOWN) (facts or cluster data could not be gathered, or the host was unreachable:
   the host then fails with its C(UNKNOWN=) line instead of being reported unreachable). C(MISSING) and C(UNKNOWN) fail the
   host unless O(fail_on_verdict=false).'
-- The node options are those of M(gpufleet.runtime_gate.containerd_facts); the cluster options those of M(gpufleet.runtime_gate.handler_crosscheck).
+- The node options are those of M(gpufleet.runtime_gate.containerd_facts).
 - 'An option the task does not give is taken from the host''s variable the playbooks document for it (docs/variables.md), so a
   fleet''s task needs no templated argument per host: O(containerd_bin) from C(runtime_gate_containerd_bin), O(config_path)
   from C(runtime_gate_containerd_config), O(dump_file) from C(runtime_gate_dump_file), O(containerd_version) from
@@ -34,6 +35,25 @@ extends_documentation_fragment:
 - gpufleet.runtime_gate._attributes.INFO_MODULE
 - gpufleet.runtime_gate.containerd_node_options
 options:
+  facts:
+    description:
+    - The node's containerd facts, as C(ansible_facts.containerd) from M(gpufleet.runtime_gate.containerd_facts), judged
+      as given; the node is not contacted.
+    - At most one of O(facts) and O(gather_result).
+    type: dict
+  gather_result:
+    description:
+    - The registered result of a M(gpufleet.runtime_gate.containerd_facts) task, judged as given; the node is not
+      contacted. A failed, skipped or unreachable result makes the verdict C(UNKNOWN).
+    type: dict
+  expected_handlers:
+    description:
+    - Handlers the node must serve whatever the cluster asks (the C(containerd_runtimes) role verifies its runtimes after
+      a restart with it), besides the node's default runtime.
+    - Without O(runtimeclasses) and O(cluster_result), the node is judged against these alone and the cluster is not read
+      (O(cluster_result_var) is not used).
+    type: list
+    elements: str
   runtimeclasses:
     description:
     - RuntimeClasses as M(gpufleet.runtime_gate.runtimeclass_info) returns them; instead of O(cluster_result_var).
@@ -52,7 +72,7 @@ options:
     - The name of the variable on C(localhost) that holds the registered result of M(gpufleet.runtime_gate.runtimeclass_info);
       the action reads it as stored, once per host, without templating or copying it into the task (a registered result is
       data, never a template).
-    - Used when neither O(runtimeclasses) nor O(cluster_result) is given. A variable that does not exist (the C(localhost)
+    - Used when none of O(runtimeclasses), O(cluster_result) and O(expected_handlers) is given. A variable that does not exist (the C(localhost)
       play did not run, C(--limit)) makes the verdict C(UNKNOWN).
     type: str
     default: runtime_gate_cluster
@@ -89,7 +109,6 @@ attributes:
     description: The judgement runs on the controller.
 seealso:
 - module: gpufleet.runtime_gate.containerd_facts
-- module: gpufleet.runtime_gate.handler_crosscheck
 - module: gpufleet.runtime_gate.runtimeclass_info
 """
 
@@ -117,6 +136,12 @@ EXAMPLES = r"""
     node_labels:
       nvidia.com/gpu.present: "true"
     fail_on_verdict: false
+
+- name: Judge what a containerd_facts task of your own gathered (no second round trip)
+  gpufleet.runtime_gate.node_crosscheck:
+    gather_result: "{{ my_containerd_facts }}"
+    cluster_result_var: runtime_gate_cluster
+  register: runtime_gate_verdict
 """
 
 RETURN = r"""
@@ -127,12 +152,6 @@ node:
   sample: gpu-node-02
 status:
   description: C(OK), C(MISSING) or C(UNKNOWN).
-  returned: always
-  type: str
-  sample: MISSING
-verdict:
-  description:
-    - Deprecated, use RV(status); the same value. Kept for playbooks written before RV(status) (removal not before 2.0.0).
   returned: always
   type: str
   sample: MISSING

@@ -33,8 +33,8 @@ extends_documentation_fragment:
 options:
   verdicts:
     description:
-      - The registered M(gpufleet.runtime_gate.handler_crosscheck) results of the judged nodes, or the values of a
-        verdicts file's C(hosts); each needs C(node) (the Node name), C(verdict) (C(OK), C(MISSING) or C(UNKNOWN))
+      - The registered M(gpufleet.runtime_gate.node_crosscheck) results of the judged nodes, or the values of a
+        verdicts file's C(hosts); each needs C(node) (the Node name), C(status) (C(OK), C(MISSING) or C(UNKNOWN))
         and, unless C(UNKNOWN), C(loaded_runtimes). A malformed entry or a Node judged twice fails the task before
         anything is written.
     type: list
@@ -69,7 +69,7 @@ attributes:
     support: full
     details: A Node whose labels already match its verdict, and a class already bound, are not written.
 seealso:
-  - module: gpufleet.runtime_gate.handler_crosscheck
+  - module: gpufleet.runtime_gate.node_crosscheck
   - module: gpufleet.runtime_gate.runtimeclass_apply
 author:
   - gpufleet platform team (@gpufleet)
@@ -114,7 +114,7 @@ nodes:
     node:
       description: The Node name.
       type: str
-    verdict:
+    status:
       description: C(OK), C(MISSING) or C(UNKNOWN).
       type: str
     served:
@@ -198,34 +198,21 @@ diff:
   type: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_writers.gate_labels_apply import label_nodes, summary_message
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.auth import auth_options_of, insecure_warning
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.errors import KubeAccessError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.module import call_cluster, kube_module
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.node_handler_labels import get_node_handler_labels_argument_spec
 
 
 def main():
-    module = AnsibleModule(**get_node_handler_labels_argument_spec())
+    module, auth_options = kube_module(get_node_handler_labels_argument_spec())
     params = module.params
-    if params["request_timeout"] < 1:
-        module.fail_json(msg=f"request_timeout must be at least 1, not {params['request_timeout']}")
-    if not HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=KUBERNETES_IMPORT_ERROR)
-    auth_options = auth_options_of(params)
-    if insecure_warning(auth_options):
-        module.warn(insecure_warning(auth_options))
     applied = params["apply"] and not module.check_mode
-    try:
-        result = label_nodes(auth_options, params["verdicts"], params["bind_runtimeclasses"], params["label_prefix"],
-                             write=applied, request_timeout=params["request_timeout"])
-    except KubeAccessError as err:
-        module.fail_json(applied=applied, changed=bool(getattr(err, "written", None)), **err.result_fields())
-    except RuntimeGateError as err:
-        module.fail_json(msg=str(err), applied=applied, changed=False)
+    result = call_cluster(
+        module,
+        lambda: label_nodes(auth_options, params["verdicts"], params["bind_runtimeclasses"], params["label_prefix"],
+                            write=applied, request_timeout=params["request_timeout"]),
+        # A label written before an API failure is a change (KubeAccessError.written); a refused input writes nothing.
+        failure_fields=lambda err: {"applied": applied, "changed": bool(getattr(err, "written", None))})
     for warning in result.pop("warnings"):
         module.warn(warning)
     diff = result.pop("diff")

@@ -128,6 +128,16 @@ counts:
   description: Hosts per verdict (C(OK), C(MISSING), C(UNKNOWN)).
   returned: success
   type: dict
+verdict_sources:
+  description: How many hosts were judged from their node's evidence (C(node)) and from their Node's status (C(node-status)).
+  returned: success
+  type: dict
+  sample: {"node": 12, "node-status": 9988}
+runtimeclasses:
+  description: Per RuntimeClass its C(handler), C(overhead_pod_fixed), C(node_selector) and the judged nodes C(serving), C(required), C(missing).
+  returned: success
+  type: list
+  elements: dict
 cluster:
   description: Where the cluster came from and whether it was read (report.json's C(sources.cluster)).
   returned: success

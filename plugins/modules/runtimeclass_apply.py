@@ -8,7 +8,7 @@ short_description: Create or update RuntimeClasses only for handlers the judged 
 version_added: 0.2.0
 description:
   - Creates or updates C(node.k8s.io/v1) RuntimeClasses from O(runtimeclasses), after checking each against the
-    verdicts of M(gpufleet.runtime_gate.handler_crosscheck) for the nodes of the run.
+    verdicts of M(gpufleet.runtime_gate.node_crosscheck) for the nodes of the run.
   - A class is applied only when every judged node its C(node_selector) matches (every judged node without one)
     serves its handler, and at least one does. The apiserver itself never checks that a handler exists on any node.
   - A class whose handler no targeted node serves (for example the typo C(nvdia) for C(nvidia)) is refused with the
@@ -58,8 +58,8 @@ options:
         elements: dict
   verdicts:
     description:
-      - The registered M(gpufleet.runtime_gate.handler_crosscheck) results of the judged nodes; each needs C(node),
-        C(verdict) and C(loaded_runtimes). An C(UNKNOWN) verdict counts as serving nothing.
+      - The registered M(gpufleet.runtime_gate.node_crosscheck) results of the judged nodes; each needs C(node),
+        C(status) and C(loaded_runtimes). An C(UNKNOWN) verdict counts as serving nothing.
     type: list
     elements: dict
     required: true
@@ -87,7 +87,7 @@ attributes:
     details: A class equal to the desired one (quantities compared by value) is left alone.
 seealso:
   - module: gpufleet.runtime_gate.runtimeclass_info
-  - module: gpufleet.runtime_gate.handler_crosscheck
+  - module: gpufleet.runtime_gate.node_crosscheck
 author:
   - gpufleet platform team (@gpufleet)
 """
@@ -166,13 +166,8 @@ diff:
   type: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_writers.gate_labels import check_prefix
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.auth import auth_options_of, insecure_warning
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.errors import KubeAccessError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.module import call_cluster, kube_module
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._cluster_writers.runtimeclass_apply import (
     apply_runtimeclasses,
     refusal_message,
@@ -182,24 +177,14 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.runti
 
 
 def main():
-    module = AnsibleModule(**get_runtimeclass_apply_argument_spec())
+    module, auth_options = kube_module(get_runtimeclass_apply_argument_spec())
     params = module.params
-    if params["request_timeout"] < 1:
-        module.fail_json(msg=f"request_timeout must be at least 1, not {params['request_timeout']}")
-    if not HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=KUBERNETES_IMPORT_ERROR)
-    auth_options = auth_options_of(params)
-    if insecure_warning(auth_options):
-        module.warn(insecure_warning(auth_options))
-    try:
-        result = apply_runtimeclasses(auth_options, params["runtimeclasses"], params["verdicts"],
-                                      check_mode=module.check_mode, request_timeout=params["request_timeout"],
-                                      allow_unjudged_nodes=params["allow_unjudged_nodes"],
-                                      label_prefix=check_prefix(params["label_prefix"]))
-    except KubeAccessError as err:
-        module.fail_json(**err.result_fields())
-    except RuntimeGateError as err:
-        module.fail_json(msg=str(err))
+    result = call_cluster(
+        module,
+        lambda: apply_runtimeclasses(auth_options, params["runtimeclasses"], params["verdicts"],
+                                     check_mode=module.check_mode, request_timeout=params["request_timeout"],
+                                     allow_unjudged_nodes=params["allow_unjudged_nodes"],
+                                     label_prefix=check_prefix(params["label_prefix"])))
     for warning in result.pop("warnings", []) + unjudged_warnings(result["runtimeclasses"]):
         module.warn(warning)
     diff = result.pop("diff")

@@ -4,7 +4,7 @@ Pure functions over containerd facts (``_facts/containerd_config``) and normalis
 Loaded = the running daemon's view when the node read it, else the dump. ``judge()`` decides the verdict and
 nothing else; ``_findings.explain()`` then reads the verdict and the facts to say why (the verdict never depends
 on its explanation). ``judge_and_explain()`` and ``judge_gathered()`` do both, in that order, for the entry points —
-the ``handler_crosscheck`` action and ``bin/rc-crosscheck`` — none of which decides anything itself.
+the ``node_crosscheck`` action and ``bin/rc-crosscheck`` — none of which decides anything itself.
 How a verdict is said (the words, ``passed``, the ``MISSING=`` lines) is ``_core/vocabulary``'s.
 """
 
@@ -16,7 +16,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.requir
     labels_of_node,
     required_handlers,
 )
-# passed, VERDICTS: re-exported for the entry points that import them from here (handler_crosscheck, rc-crosscheck).
+# passed, VERDICTS: re-exported for the entry points that import them from here (rc-crosscheck).
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import (  # pylint: disable=unused-import  # noqa: F401
     MISSING,
     OK,
@@ -124,11 +124,11 @@ NODE_SOURCE = "node"
 NODE_STATUS_SOURCE = "node-status"
 
 
-def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, cluster=None):
+def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, cluster=None, expected_handlers=()):
     """The verdict of one node, without its explanation (``findings`` [] and ``missing_explained`` {}: see
     ``judge_and_explain``). ``node_labels`` wins; else the labels of ``node_name`` among ``nodes``; else unknown.
     ``facts``: the ``ansible_facts.containerd`` dict or its ``_facts.NodeFacts``. ``cluster`` is accepted for the
-    callers that pass it; the verdict does not read it.
+    callers that pass it; the verdict does not read it. ``expected_handlers`` are required besides the classes'.
     """
     del cluster
     node = node_facts(facts)
@@ -145,7 +145,8 @@ def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, clu
     if node_labels is None:
         node_labels = labels_of_node(nodes, node_name)
     default_runtime_name = facts.get("default_runtime_name")
-    requirements, notes = required_handlers(runtimeclasses, node_labels, _effective_default_runtime(facts))
+    requirements, notes = required_handlers(runtimeclasses, node_labels, _effective_default_runtime(facts),
+                                            expected_handlers)
     if not default_runtime_name:
         notes.append(
             f"the loaded configuration names no default_runtime_name (no CRI runtime table): "
@@ -219,10 +220,12 @@ def judge_node_status(status_facts, runtimeclasses, *, node_name, node_labels):
     )
 
 
-def judge_and_explain(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, cluster=None):
+def judge_and_explain(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, cluster=None,
+                      expected_handlers=()):
     """``judge()``, then ``explain()``, over one NodeFacts: the verdict carrying the findings that explain it."""
     node = node_facts(facts)
-    verdict = judge(node, runtimeclasses, node_name=node_name, node_labels=node_labels, nodes=nodes)
+    verdict = judge(node, runtimeclasses, node_name=node_name, node_labels=node_labels, nodes=nodes,
+                    expected_handlers=expected_handlers)
     if verdict["status"] == UNKNOWN:
         return verdict
     cluster = cluster if cluster is not None else {"runtimeclasses": runtimeclasses, "nodes": nodes or []}
@@ -239,12 +242,15 @@ def unknown(node_name, reason):
 
 
 def judge_gathered(
-    *, node_name, facts=None, gather_result=None, runtimeclasses=None, cluster_result=None, nodes=None, node_labels=None
+    *, node_name, facts=None, gather_result=None, runtimeclasses=None, cluster_result=None, nodes=None, node_labels=None,
+    expected_handlers=None,
 ):
     """Judge a node from what the run gathered: plain data, or registered Ansible task results.
 
     ``gather_result`` (a registered ``containerd_facts`` result) stands in for ``facts`` and
     ``cluster_result`` (a registered ``runtimeclass_info`` result) for ``runtimeclasses``/``nodes``.
+    ``expected_handlers`` alone (no RuntimeClasses, no cluster result) judges the node against those handlers and its
+    default runtime only: the cluster is not needed.
     A result that is absent, failed, was skipped or whose host was unreachable makes the node UNKNOWN.
     """
     if facts is None:
@@ -255,6 +261,8 @@ def judge_gathered(
     if not isinstance(facts.get("runtimes"), dict):
         return unknown(node_name, "the containerd facts hold no runtimes table (not what containerd_facts returns)")
 
+    if runtimeclasses is None and cluster_result is None and expected_handlers is not None:
+        runtimeclasses = []
     if runtimeclasses is None:
         reason = cluster_not_read(cluster_result)
         if reason:
@@ -262,7 +270,7 @@ def judge_gathered(
         runtimeclasses = cluster_result["runtimeclasses"]
         nodes = nodes if nodes is not None else cluster_result.get("nodes")
     return judge_and_explain(facts, runtimeclasses, node_name=node_name, node_labels=node_labels, nodes=nodes,
-                             cluster=cluster_result)
+                             cluster=cluster_result, expected_handlers=expected_handlers or ())
 
 
 def _verdict(node_name, status, **fields):

@@ -126,7 +126,7 @@ def outcome(text, classes):
         assert str(error).startswith("dump_file 'fuzz.toml'"), str(error)
         return "error"
     verdict = judge_and_explain(facts, classes, node_name="fuzz-node", node_labels={})
-    return {key: verdict[key] for key in ("verdict", "missing_handlers", "required_handlers", "loaded_runtimes")}
+    return {key: verdict[key] for key in ("status", "missing_handlers", "required_handlers", "loaded_runtimes")}
 
 
 def model_verdict(document, classes):
@@ -167,8 +167,8 @@ def test_generated_dumps_raise_only_runtime_gate_error_and_are_never_ok_without_
     if mutation is None:
         assert result != "error", "a well-formed dump was refused"
         verdict, missing = model_verdict(document, classes)
-        assert (result["verdict"], result["missing_handlers"]) == (verdict, missing)
-    if result != "error" and result["verdict"] == "OK":
+        assert (result["status"], result["missing_handlers"]) == (verdict, missing)
+    if result != "error" and result["status"] == "OK":
         verdict, _missing = model_verdict(document, classes)  # OK is only possible from well-formed parts
         assert verdict == "OK", (document, result)
 
@@ -221,7 +221,7 @@ def test_truncated_real_dumps_are_refused_or_judged_from_what_is_there(real_dump
     text = data.draw(st.sampled_from(real_dumps), label="dump")
     truncated = text[: int(len(text) * fraction)]
     result = outcome(truncated, EVERY_HANDLER)
-    if result != "error" and result["verdict"] == "OK":
+    if result != "error" and result["status"] == "OK":
         # Never OK from a dump that lost a required runtime's table on the way.
         for handler in result["required_handlers"]:
             assert f".runtimes.{handler}]" in truncated or f'.runtimes."{handler}"]' in truncated, handler

@@ -26,7 +26,7 @@ from fuzz.fuzzing import fuzz_settings
 
 RUNTIMECLASSES = [{"name": "nvidia", "handler": "nvidia", "node_selector": None, "overhead": None, "scheduling": None}]
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
-HOST_FIELDS = ["status", "verdict", "lines", "missing_handlers", "required_handlers", "loaded_runtimes", "reason", "node"]
+HOST_FIELDS = ["status", "lines", "missing_handlers", "required_handlers", "loaded_runtimes", "reason", "node"]
 VALUES = st.one_of(st.sampled_from(["OK", "MISSING", "UNKNOWN", ["OK"], [], ["nvidia"], ["runc", "nvidia"],
                                     ["MISSING=nvidia"], ["UNKNOWN=x"], None, "", 0, True]),
                    st.lists(st.sampled_from(["OK", "nvidia", "runc", "MISSING=nvidia", "UNKNOWN=r"]), max_size=3),

@@ -20,7 +20,7 @@ MODULES = sorted(path.stem for path in (REPO_ROOT / "plugins" / "modules").glob(
 
 
 def test_every_module_is_documented_and_renders():
-    assert {"containerd_facts", "runtimeclass_info", "handler_crosscheck", "crosscheck_summary"} <= set(MODULES)
+    assert {"containerd_facts", "runtimeclass_info", "node_crosscheck", "crosscheck_summary"} <= set(MODULES)
     completed = subprocess.run(
         [BIN / "ansible-doc", "--json", *[f"gpufleet.runtime_gate.{module}" for module in MODULES]],
         cwd=REPO_ROOT, capture_output=True, text=True, check=False,
@@ -60,7 +60,7 @@ def test_build_produces_an_installable_artifact(tmp_path):
     )
     assert installed.returncode == 0, installed.stderr
     root = tmp_path / "collections" / "ansible_collections" / "gpufleet" / "runtime_gate"
-    assert (root / "plugins" / "action" / "handler_crosscheck.py").is_file()
+    assert (root / "plugins" / "action" / "node_crosscheck.py").is_file()
 
     # the installed copy, not the checkout, serves the FQCN
     doc = subprocess.run(

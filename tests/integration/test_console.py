@@ -18,7 +18,7 @@ BIN = Path(sys.executable).parent
 EXPECTED = yaml.safe_load((DEMO / "expected-verdicts.yml").read_text())["hosts"]
 OUTPUT_SETTINGS = ("ANSIBLE_STDOUT_CALLBACK", "ANSIBLE_CALLBACK_RESULT_FORMAT", "ANSIBLE_DISPLAY_SKIPPED_HOSTS",
                    "ANSIBLE_DISPLAY_OK_HOSTS")
-FAILED_HOSTS = [host for host, expected in EXPECTED.items() if expected["verdict"] != "OK"]
+FAILED_HOSTS = [host for host, expected in EXPECTED.items() if expected["status"] != "OK"]
 
 
 def crosscheck_output(tmp_path, *extra_args, **env_extra):
@@ -48,7 +48,7 @@ def test_each_failed_host_shows_its_missing_lines_once(console):
     for host in FAILED_HOSTS:
         messages = [result["msg"] for result in printed_results(console, host) if not result.get("unreachable")]
         assert len(messages) == 1, (host, messages)
-        if EXPECTED[host]["verdict"] == "MISSING":
+        if EXPECTED[host]["status"] == "MISSING":
             assert [line for line in messages[0].splitlines() if line.startswith("MISSING=")] == [
                 f"MISSING={handler}" for handler in EXPECTED[host]["missing_handlers"]], messages[0]
         else:
@@ -77,8 +77,8 @@ def test_summary_is_a_plain_table_and_ends_the_output(console):
     recap = next(index for index, line in enumerate(lines) if line.startswith("PLAY RECAP"))
     table = lines[header:recap]
     for host, expected in EXPECTED.items():
-        assert any(re.match(rf"{re.escape(host)} +{expected['verdict']} ", line) for line in table), (host, table)
-    counts = ", ".join(f"{sum(e['verdict'] == verdict for e in EXPECTED.values())} {verdict}"
+        assert any(re.match(rf"{re.escape(host)} +{expected['status']} ", line) for line in table), (host, table)
+    counts = ", ".join(f"{sum(e['status'] == verdict for e in EXPECTED.values())} {verdict}"
                        for verdict in ("OK", "MISSING", "UNKNOWN"))
     assert f"{counts} of {len(EXPECTED)} hosts" in table
     assert not any(line.lstrip().startswith('"') for line in table), table
@@ -99,7 +99,7 @@ def test_overhead_warnings_name_only_the_judged_nodes(console, tmp_path):
 def test_failed_hosts_still_fail_in_the_recap(console):
     recap = dict(re.findall(r"^(\S+)\s+: (ok=.*)$", console, re.MULTILINE))
     for host, expected in EXPECTED.items():
-        assert (" failed=0 " in recap[host]) == (expected["verdict"] == "OK"), (host, recap[host])
+        assert (" failed=0 " in recap[host]) == (expected["status"] == "OK"), (host, recap[host])
 
 
 @pytest.mark.parametrize("result_format", ["json", "yaml"])
@@ -167,7 +167,7 @@ def test_fleet_size_run_shows_failures_passing_hosts_as_a_count_and_a_short_reca
     assert completed.returncode == 2, completed.stdout + completed.stderr
     lines = completed.stdout.splitlines()
     passing = sorted(host for host, variables in hosts.items()
-                     if EXPECTED[variables["runtime_gate_node_name"]]["verdict"] == "OK")
+                     if EXPECTED[variables["runtime_gate_node_name"]]["status"] == "OK")
     failing = sorted(set(hosts) - set(passing))
     assert len(passing) > 5 and failing
 
@@ -183,7 +183,7 @@ def test_fleet_size_run_shows_failures_passing_hosts_as_a_count_and_a_short_reca
     recap = lines.index(next(line for line in lines if line.startswith("PLAY RECAP")))
     summary = [line for line in lines[start:recap] if line]
     assert summary[0].startswith(f"{len(failing)} of 30 hosts did not pass, by cause")
-    unknown = sum(EXPECTED[variables["runtime_gate_node_name"]]["verdict"] == "UNKNOWN" for variables in hosts.values())
+    unknown = sum(EXPECTED[variables["runtime_gate_node_name"]]["status"] == "UNKNOWN" for variables in hosts.values())
     assert summary[-1] == f"{len(passing)} OK, {len(failing) - unknown} MISSING, {unknown} UNKNOWN of 30 hosts"
     rows = [line.split()[0] for line in summary if line.startswith("  fleet-")]
     assert sorted(rows) == failing

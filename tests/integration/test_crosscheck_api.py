@@ -71,8 +71,8 @@ def test_cluster_is_asked_once_per_run_whatever_the_host_count(kube_api, tmp_pat
         before_rc, before_nodes = len(kube_api.list_calls("runtimeclasses")), len(kube_api.list_calls("nodes"))
         completed, verdicts = crosscheck(tmp_path, hosts, kubeconfig)
         assert completed.returncode == 2, completed.stdout + completed.stderr
-        assert {host: (v["verdict"], v["missing_handlers"]) for host, v in verdicts.items()} == {
-            host: (EXPECTED[host]["verdict"], EXPECTED[host]["missing_handlers"]) for host in hosts
+        assert {host: (v["status"], v["missing_handlers"]) for host, v in verdicts.items()} == {
+            host: (EXPECTED[host]["status"], EXPECTED[host]["missing_handlers"]) for host in hosts
         }
         calls[len(hosts)] = (len(kube_api.list_calls("runtimeclasses")) - before_rc, len(kube_api.list_calls("nodes")) - before_nodes)
     # one list request per page of max_page objects, the same for 2 hosts as for 7
@@ -89,7 +89,7 @@ def test_refused_token_makes_every_host_unknown(kube_api, tmp_path):
     kubeconfig = kube_api.write_kubeconfig(tmp_path / "kubeconfig")
     completed, verdicts = crosscheck(tmp_path, ["gpu-node-01", "gpu-node-06"], kubeconfig, context="standin-bad-token")
     assert completed.returncode == 2
-    assert {verdict["verdict"] for verdict in verdicts.values()} == {"UNKNOWN"}
+    assert {verdict["status"] for verdict in verdicts.values()} == {"UNKNOWN"}
     for verdict in verdicts.values():
         assert "401" in verdict["reason"] and kube_api.url in verdict["reason"], verdict["reason"]
     assert "not-the-standin-token" not in completed.stdout + completed.stderr
@@ -101,7 +101,7 @@ def test_server_error_makes_every_host_unknown(kube_api, tmp_path):
     completed, verdicts = crosscheck(tmp_path, ["gpu-node-01"], kube_api.write_kubeconfig(tmp_path / "kubeconfig"))
     assert completed.returncode == 2
     reason = verdicts["gpu-node-01"]["reason"]
-    assert verdicts["gpu-node-01"]["verdict"] == "UNKNOWN"
+    assert verdicts["gpu-node-01"]["status"] == "UNKNOWN"
     assert "500" in reason and "etcdserver: request timed out" in reason and "Nodes" in reason
 
 

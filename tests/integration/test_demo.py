@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from support.deprecations import collection_deprecations
 from support.paths import REPO_ROOT
 from support.tools import require_command, require_tool
 
@@ -41,7 +42,7 @@ def test_the_committed_dumps_need_no_containerd_on_this_machine(tmp_path):
     assert checked.returncode == 0, checked.stderr + completed.stdout[-3000:]
     assert not (trap / "calls").exists(), "the demo ran this machine's containerd"
     versions = {verdict["containerd_version"] for verdict in json.loads(verdicts_file.read_text())["hosts"].values()
-                if verdict["verdict"] != "UNKNOWN"}
+                if verdict["status"] != "UNKNOWN"}
     assert versions == {"1.6.20"}
 
 
@@ -66,9 +67,10 @@ def test_demo_verdicts_are_as_documented(tmp_path, live):
     assert checked.returncode == 0, checked.stderr + completed.stdout[-3000:]
     assert "MISSING=nvidia-cdi" in completed.stdout and "UNKNOWN=host unreachable" in completed.stdout
     summary = completed.stdout[completed.stdout.rindex("HOST ") :]
-    expected = [verdict["verdict"] for verdict in yaml.safe_load((DEMO / "expected-verdicts.yml").read_text())["hosts"].values()]
+    expected = [verdict["status"] for verdict in yaml.safe_load((DEMO / "expected-verdicts.yml").read_text())["hosts"].values()]
     counts = ", ".join(f"{expected.count(verdict)} {verdict}" for verdict in ("OK", "MISSING", "UNKNOWN"))
     assert f"{counts} of {len(expected)} hosts" in summary
+    assert collection_deprecations(completed.stdout + completed.stderr) == []
 
 
 def test_checker_refuses_other_outcomes(tmp_path):
@@ -93,5 +95,5 @@ def test_without_the_cluster_play_every_host_is_unknown(tmp_path):
     completed, verdicts_file = run_demo(tmp_path, "--limit", "gpu-node-01,gpu-node-06")
     assert completed.returncode == 2
     verdicts = json.loads(verdicts_file.read_text())["hosts"]
-    assert {host: verdict["verdict"] for host, verdict in verdicts.items()} == {"gpu-node-01": "UNKNOWN", "gpu-node-06": "UNKNOWN"}
+    assert {host: verdict["status"] for host, verdict in verdicts.items()} == {"gpu-node-01": "UNKNOWN", "gpu-node-06": "UNKNOWN"}
     assert all("never asked" in verdict["reason"] for verdict in verdicts.values())

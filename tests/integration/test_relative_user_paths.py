@@ -88,5 +88,5 @@ def test_relative_kubeconfig_from_the_environment_is_the_users(tmp_path):
     )
     verdict = json.loads((workdir / "verdicts.json").read_text())["hosts"]["gpu-node-01"]
     # The cluster stays unreadable (nothing listens there), but because of the server the kubeconfig names.
-    assert verdict["verdict"] == "UNKNOWN", verdict
+    assert verdict["status"] == "UNKNOWN", verdict
     assert "does not exist" not in verdict["reason"] and "127.0.0.1:1" in verdict["reason"], verdict["reason"]

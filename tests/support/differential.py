@@ -223,7 +223,7 @@ def compare(tree, release, truth, modes, node_root):
         # A dump judged by itself examines no file of the node: it can know what the daemon lists, not which binaries exist.
         served_truth = set(truth["served"]) & set(ALL_HANDLERS) if mode == "dump" else startable_truth
         verdict, reason = modes[mode]
-        status = "UNKNOWN" if verdict is None else verdict["verdict"]
+        status = "UNKNOWN" if verdict is None else verdict["status"]
         served = None if status == "UNKNOWN" else set(verdict["loaded_runtimes"]) & set(ALL_HANDLERS)
         results[mode] = {"status": status, "served": served,
                          "reason": reason or (verdict or {}).get("reason"), "explained": (verdict or {}).get("missing_explained")}

@@ -318,12 +318,12 @@ def expected_verdict(host: FleetHost) -> dict:
     """
     scenario = host.config
     if host.unreachable or scenario.containerd_refuses:
-        return {"verdict": "UNKNOWN", "loaded_runtimes": [], "default_runtime": None}
+        return {"status": "UNKNOWN", "loaded_runtimes": [], "default_runtime": None}
     required = required_by_runtime_classes(host.effective_labels)
     # pods without runtimeClassName need the default handler; a dump naming none means containerd's built-in runc
     required.add(scenario.default_runtime or "runc")
     missing = required - scenario.loaded_runtimes
-    return {"verdict": "MISSING" if missing else "OK", "missing_handlers": sorted(missing),
+    return {"status": "MISSING" if missing else "OK", "missing_handlers": sorted(missing),
             "required_handlers": sorted(required), "loaded_runtimes": sorted(scenario.loaded_runtimes),
             "default_runtime": scenario.default_runtime}
 
@@ -332,15 +332,15 @@ def expected_verdicts(hosts) -> dict:
     return {host.name: expected_verdict(host) for host in hosts}
 
 
-CONTRACT_FIELDS = ("verdict", "missing_handlers", "required_handlers", "loaded_runtimes", "default_runtime")
-UNKNOWN_FIELDS = ("verdict", "loaded_runtimes", "default_runtime")
+CONTRACT_FIELDS = ("status", "missing_handlers", "required_handlers", "loaded_runtimes", "default_runtime")
+UNKNOWN_FIELDS = ("status", "loaded_runtimes", "default_runtime")
 
 
 def comparable_verdicts(verdicts_document: dict) -> dict:
     """The verdicts file's hosts reduced to the fields ``expected_verdict`` fixes, lists sorted."""
     comparable = {}
     for host_name, entry in verdicts_document["hosts"].items():
-        fields = UNKNOWN_FIELDS if entry.get("verdict") == "UNKNOWN" else CONTRACT_FIELDS
+        fields = UNKNOWN_FIELDS if entry.get("status") == "UNKNOWN" else CONTRACT_FIELDS
         comparable[host_name] = {key: sorted(entry[key]) if isinstance(entry.get(key), list) else entry.get(key)
                                  for key in fields}
     return comparable

@@ -120,7 +120,7 @@ def real_dump_facts(tmp_path, scenario, release_name, extra=None):
 
 
 def verdict_of(facts, classes=None):
-    """The verdict with its explanation, as handler_crosscheck and rc-crosscheck return it."""
+    """The verdict with its explanation, as node_crosscheck and rc-crosscheck return it."""
     return judge_and_explain(facts, classes or CLASSES, node_name="node-under-test", node_labels=GPU_LABELS)
 
 

@@ -23,7 +23,6 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.dns_na
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError, cut_text, shown_value
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.requirements import selector_matches
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import (
-    LEGACY_STATUS_KEY,
     STATUS_KEY,
     UNKNOWN,
     VERDICTS,
@@ -31,7 +30,6 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabu
 
 DEFAULT_LABEL_PREFIX = "handler.runtime-gate.gpufleet.io"
 SERVED = "served"
-UNKNOWN_VERDICT = UNKNOWN  # the name this file used before the vocabulary module
 # k8s.io/apimachinery/pkg/util/validation: IsQualifiedName (name part) and IsDNS1123Subdomain (prefix).
 LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 LABEL_NAME_MAX = 63
@@ -76,26 +74,24 @@ def our_labels(labels, prefix):
 
 
 def judged_by_node(verdicts):
-    """``{node name: {"verdict", "served"}}`` from handler_crosscheck results (or verdicts-file entries).
+    """``{node name: {"status", "served"}}`` from node_crosscheck results (or verdicts-file entries).
 
     Raises ``RuntimeGateError`` for a verdict that cannot be read: labels are written from it, so a malformed one
     must stop the run rather than count as serving nothing or everything.
     """
     if not isinstance(verdicts, list):
-        raise RuntimeGateError(f"verdicts must be a list of handler_crosscheck results, not {shown_value(verdicts)}")
+        raise RuntimeGateError(f"verdicts must be a list of node_crosscheck results, not {shown_value(verdicts)}")
     judged = {}
     for number, verdict in enumerate(verdicts, start=1):
         where = f"verdicts item {number}"
         if not isinstance(verdict, dict):
-            raise RuntimeGateError(f"{where} is {shown_value(verdict)}, not a handler_crosscheck result (a mapping)")
+            raise RuntimeGateError(f"{where} is {shown_value(verdict)}, not a node_crosscheck result (a mapping)")
         node = verdict.get("node")
         if not isinstance(node, str) or not node:
             raise RuntimeGateError(f"{where} has no 'node' (the Kubernetes Node name): {shown_value(node)}")
-        # A verdict says its status under STATUS_KEY; older results and verdicts files under LEGACY_STATUS_KEY only.
-        status_key = STATUS_KEY if STATUS_KEY in verdict else LEGACY_STATUS_KEY
-        status = verdict.get(status_key)
+        status = verdict.get(STATUS_KEY)
         if status not in VERDICTS:
-            raise RuntimeGateError(f"{where} (node '{cut_text(node)}'): '{status_key}' is {shown_value(status)}, "
+            raise RuntimeGateError(f"{where} (node '{cut_text(node)}'): '{STATUS_KEY}' is {shown_value(status)}, "
                                    f"not one of {', '.join(VERDICTS)}")
         loaded = verdict.get("loaded_runtimes")
         if status != UNKNOWN and (not isinstance(loaded, list) or not all(isinstance(name, str) for name in loaded)):
@@ -104,7 +100,7 @@ def judged_by_node(verdicts):
         if node in judged:
             raise RuntimeGateError(f"node '{cut_text(node)}' is judged twice in verdicts ({where}); each Node may have "
                                    "one verdict (two hosts with the same runtime_gate_node_name?)")
-        judged[node] = {"verdict": status, "served": [] if status == UNKNOWN else sorted(set(loaded))}
+        judged[node] = {STATUS_KEY: status, "served": [] if status == UNKNOWN else sorted(set(loaded))}
     return judged
 
 
@@ -113,7 +109,7 @@ def plan_labels(verdicts, node_labels, prefix=DEFAULT_LABEL_PREFIX):
 
     ``node_labels`` is ``{node name: its labels}`` for every Node of the cluster, as read just now. Returns
     ``{"nodes": [...], "unjudged": [{"node", "labels"}], "labels_after": {node: every label after the run}}``;
-    each ``nodes`` entry: ``node``, ``verdict``, ``served``, ``action`` (``label``, ``none`` or ``not_found``: no Node
+    each ``nodes`` entry: ``node``, ``status``, ``served``, ``action`` (``label``, ``none`` or ``not_found``: no Node
     of that name), ``add`` and ``remove`` (label keys), ``labels_before``/``labels_after`` (ours only),
     ``unlabelable`` (``[{"handler", "problem"}]``) and ``patch`` (the merge patch, None without change).
     """
@@ -129,7 +125,7 @@ def plan_labels(verdicts, node_labels, prefix=DEFAULT_LABEL_PREFIX):
                 unlabelable.append({"handler": handler, "problem": problem})
             else:
                 wanted[handler_label(prefix, handler)] = SERVED
-        entry = {"node": node, "verdict": verdict["verdict"], "served": verdict["served"], "unlabelable": unlabelable,
+        entry = {"node": node, STATUS_KEY: verdict[STATUS_KEY], "served": verdict["served"], "unlabelable": unlabelable,
                  "labels_after": wanted}
         if node not in node_labels:
             entry.update(action="not_found", add=[], remove=[], labels_before={}, patch=None)
@@ -198,7 +194,7 @@ def label_warnings(label_plan):
             warnings.append(f"node '{entry['node']}' serves handler '{cut_text(item['handler'])}', which cannot be a label "
                             f"name ({item['problem']}): no label says it is served")
         if entry["action"] == "not_found":
-            warnings.append(f"node '{entry['node']}' was judged ({entry['verdict']}) but the cluster has no Node of that "
+            warnings.append(f"node '{entry['node']}' was judged ({entry[STATUS_KEY]}) but the cluster has no Node of that "
                             "name (check runtime_gate_node_name): nothing labelled")
     stale = [item["node"] for item in label_plan["unjudged"] if item["labels"]]
     if stale:

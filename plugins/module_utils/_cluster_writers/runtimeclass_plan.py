@@ -76,14 +76,14 @@ def desired_body(desired):
 def plan_runtimeclasses(desired_classes, verdicts, nodes, allow_unjudged_nodes=False, label_prefix=DEFAULT_LABEL_PREFIX):
     """Decide per class: ``[{"name", "handler", "targeted", "serving", "missing", "unjudged", "refusal"}]``.
 
-    ``verdicts`` are handler_crosscheck results (``node``, ``verdict``, ``loaded_runtimes``); ``nodes``
+    ``verdicts`` are node_crosscheck results (``node``, ``status``, ``loaded_runtimes``); ``nodes``
     the cluster's normalised Nodes (all of them: runtimeclass_apply lists them itself). ``refusal`` is None when the
     class may be applied.
     ``unjudged`` lists cluster nodes the selector matches that this run did not judge: a refusal unless
     ``allow_unjudged_nodes``.
     """
     if not isinstance(verdicts, list) or not all(isinstance(v, dict) and isinstance(v.get("node"), str) for v in verdicts):
-        raise RuntimeGateError("verdicts must be a list of handler_crosscheck results, each with a 'node'")
+        raise RuntimeGateError("verdicts must be a list of node_crosscheck results, each with a 'node'")
     judged = {verdict["node"]: verdict for verdict in verdicts}
     labels = {node["name"]: dict(node.get("labels") or {}) for node in nodes or () if isinstance(node, dict) and node.get("name")}
     seen = set()

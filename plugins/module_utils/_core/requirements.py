@@ -25,10 +25,14 @@ def selector_matches(node_selector, node_labels):
     return all(node_labels.get(key) == value for key, value in node_selector.items())
 
 
-def required_handlers(runtimeclasses, node_labels, default_runtime_name):
+EXPECTED_REASON = "expected_handlers (the task's own list)"
+
+
+def required_handlers(runtimeclasses, node_labels, default_runtime_name, expected_handlers=()):
     """Map each required handler to the reasons it is required, in a stable order.
 
-    ``node_labels`` None means unknown: every class counts. Returns ``(requirements, notes)`` where
+    ``node_labels`` None means unknown: every class counts. ``expected_handlers``: handlers the caller requires
+    besides the RuntimeClasses' (the role's own runtimes after a restart). Returns ``(requirements, notes)`` where
     ``requirements`` is ``{handler: [reason, ...]}`` and ``notes`` lists what the caller should say.
     """
     requirements = {}
@@ -45,6 +49,8 @@ def required_handlers(runtimeclasses, node_labels, default_runtime_name):
         else:
             reason = f"RuntimeClass {runtimeclass['name']} (no nodeSelector: every node)"
         requirements.setdefault(runtimeclass["handler"], []).append(reason)
+    for handler in expected_handlers or ():
+        requirements.setdefault(handler, []).append(EXPECTED_REASON)
     if default_runtime_name:
         requirements.setdefault(default_runtime_name, []).append("default_runtime_name (pods without runtimeClassName)")
     if unknown_label_classes:

@@ -1,10 +1,9 @@
 """The words a verdict is said in, each decided or formatted here and nowhere else.
 
 The three verdicts (``OK``, ``MISSING``, ``UNKNOWN``) and a rollout's ``NOT_REACHED``, which one a verdict holds
-(``status``; the deprecated ``verdict`` key of older results and report files is still read and still written), whether
-a host ``passed``, the ``MISSING=<handler>`` / ``UNKNOWN=<reason>`` / ``NOT_REACHED=<reason>`` / ``OK`` lines a user
-reads, whether a registered task result can be used (was the cluster read, were the facts gathered) and whether a
-whole run passed.
+(``status``), whether a host ``passed``, the ``MISSING=<handler>`` / ``UNKNOWN=<reason>`` / ``NOT_REACHED=<reason>`` /
+``OK`` lines a user reads, whether a registered task result can be used (was the cluster read, were the facts gathered)
+and whether a whole run passed.
 Every other module imports these instead of re-typing the words.
 """
 
@@ -20,23 +19,21 @@ JUDGED = (OK, MISSING)
 NOT_REACHED = "NOT_REACHED"
 STATUSES = VERDICTS + (NOT_REACHED,)
 
-# The key of a verdict that holds one of VERDICTS. LEGACY_STATUS_KEY is the name it had before 0.2: still written
-# next to it in every verdict, report.json and verdicts file (docs/report.md marks it deprecated) and still read.
+# The key of a verdict that holds one of VERDICTS, in every result, report.json and verdicts file.
 STATUS_KEY = "status"
-LEGACY_STATUS_KEY = "verdict"
 
 
 def status_of(verdict):
     """OK, MISSING, UNKNOWN or NOT_REACHED; None when ``verdict`` holds none (not a verdict)."""
     if not isinstance(verdict, dict):
         return None
-    status = verdict.get(STATUS_KEY, verdict.get(LEGACY_STATUS_KEY))
+    status = verdict.get(STATUS_KEY)
     return status if status in STATUSES else None
 
 
 def with_status(fields, status):
-    """``fields`` with the status under both keys (the new one and the deprecated one)."""
-    return {**fields, STATUS_KEY: status, LEGACY_STATUS_KEY: status}
+    """``fields`` with the status under STATUS_KEY."""
+    return {**fields, STATUS_KEY: status}
 
 
 def passed(verdict):

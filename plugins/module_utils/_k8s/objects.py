@@ -28,7 +28,6 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.dns_names import DNS_LABEL, DNS_SUBDOMAIN, LABEL_RULE, SUBDOMAIN_RULE
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.quantity import QuantityError, parse_quantity
 
-import re
 
 RUNTIMECLASS_API_VERSION = "node.k8s.io/v1"
 NODE_API_VERSION = "v1"

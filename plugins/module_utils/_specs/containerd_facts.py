@@ -22,8 +22,7 @@ def containerd_facts_options():
         dropin_dirs=dict(type="list", elements="path", default=["/etc/containerd/conf.d"]),
         cdi_spec_dirs=dict(type="list", elements="path", default=["/etc/cdi", "/var/run/cdi"]),
         # Named as the playbook (runtime_gate_ask_daemon) and role (containerd_runtimes_ask_daemon) variables name it.
-        ask_daemon=dict(type="bool", default=True, aliases=["daemon"],
-                        deprecated_aliases=[dict(name="daemon", version="2.0.0", collection_name="gpufleet.runtime_gate")]),
+        ask_daemon=dict(type="bool", default=True),
         socket=dict(type="path", default="/run/containerd/containerd.sock"),
         crictl_bin=dict(type="str", default="crictl"),
     )

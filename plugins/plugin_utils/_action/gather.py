@@ -9,8 +9,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.containerd_facts import containerd_facts_options
 
 NODE_MODULE = "gpufleet.runtime_gate.containerd_facts"
-# Option names and their aliases (``daemon`` for ``ask_daemon``): the node module resolves them itself.
-NODE_OPTIONS = tuple(name for option, spec in containerd_facts_options().items() for name in [option] + spec.get("aliases", []))
+NODE_OPTIONS = tuple(containerd_facts_options())
 
 
 def gather_containerd_facts(action, task_vars, node_args):
@@ -35,8 +34,4 @@ def gather_containerd_facts(action, task_vars, node_args):
         facts = facts_from_evidence(module_result["evidence"])
     except RuntimeGateError as error:
         return {"failed": True, "changed": False, "msg": f"{node}: {error}"}
-    result = {"changed": False, "ansible_facts": {"containerd": facts}}
-    if module_result.get("deprecations"):
-        # The node module's own (an option's deprecated alias, such as ``daemon``): shown as the task's.
-        result["deprecations"] = module_result["deprecations"]
-    return result
+    return {"changed": False, "ansible_facts": {"containerd": facts}}

@@ -1,6 +1,6 @@
 # Copyright: gpufleet platform team
 # Apache License 2.0 (see galaxy.yml)
-"""One host's verdict as an action plugin returns it (handler_crosscheck, node_crosscheck): the core judges, this
+"""One host's verdict as an action plugin returns it (node_crosscheck): the core judges, this
 only shapes the task result."""
 
 from collections.abc import Mapping

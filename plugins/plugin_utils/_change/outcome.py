@@ -91,9 +91,7 @@ def proven_result(result, *, node, plan, shown_plan, candidate_facts, containerd
             "default_runtime": candidate_facts["default_runtime_name"],
             "containerd_version": containerd_version,
         },
-        # What the restart handler requires of the running node, in handler_crosscheck's input shape.
-        "verify_runtimeclasses": [
-            {"name": name, "handler": name, "node_selector": None} for name in sorted(plan["expected"]["runtimes"])
-        ],
+        # What the restart handler requires of the running node: node_crosscheck's expected_handlers.
+        "expected_handlers": sorted(plan["expected"]["runtimes"]),
         "msg": summary,
     }

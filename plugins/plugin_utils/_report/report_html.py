@@ -14,10 +14,10 @@ import re
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._printable import printable_lines
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import explanation_lines
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import (
-    LEGACY_STATUS_KEY,
     MISSING,
     NOT_REACHED,
     OK,
+    STATUS_KEY,
     UNKNOWN,
     status_of,
 )
@@ -234,7 +234,7 @@ def _outcome(outcome):
     missing = escape(", ".join(outcome["missing_handlers"]))
     status = status_of(outcome)
     if status is None:
-        return escape(str(outcome.get(LEGACY_STATUS_KEY)))
+        return escape(str(outcome.get(STATUS_KEY)))
     return _badge(status) + (f' <span class="name">{missing}</span>' if missing else "")
 
 

@@ -10,7 +10,6 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.fin
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.overhead import overhead_findings
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import unknown
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import (
-    LEGACY_STATUS_KEY,
     NOT_REACHED,
     OK,
     STATUS_KEY,
@@ -30,8 +29,6 @@ NO_HOST_JUDGED = "NO_HOST_JUDGED"
 REPORTED_FIELDS = {
     "node": None,
     STATUS_KEY: None,
-    # Deprecated: the same value as STATUS_KEY, kept for the consumers that read it (docs/report.md).
-    LEGACY_STATUS_KEY: None,
     "lines": [],
     "missing_handlers": [],
     "required_handlers": [],
@@ -60,7 +57,7 @@ NOT_JUDGED = (UNKNOWN, NOT_REACHED)
 
 
 def collect_verdicts(registered_by_host):
-    """``{host: registered handler_crosscheck result or None}`` → ``{host: verdict}``.
+    """``{host: registered node_crosscheck result or None}`` → ``{host: verdict}``.
 
     A host with no verdict was never judged (unreachable before judgement, or removed from the play):
     it is UNKNOWN, never left out and never OK.

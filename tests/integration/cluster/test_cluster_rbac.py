@@ -112,8 +112,8 @@ def test_the_read_only_token_runs_crosscheck_and_nightly(kube_cluster, lab_cross
     mark = audit_mark(kube_cluster)
     run = run_crosscheck(tmp_path, list(NODES), env)
     assert run.returncode == 2 and "CLUSTER_NOT_READ" not in run.output, run.output  # gpu-node-07 MISSING, as admin
-    outcome = {host: (verdict["verdict"], verdict["missing_handlers"]) for host, verdict in run.verdicts.items()}
-    assert outcome == {host: (verdict["verdict"], verdict["missing_handlers"])
+    outcome = {host: (verdict["status"], verdict["missing_handlers"]) for host, verdict in run.verdicts.items()}
+    assert outcome == {host: (verdict["status"], verdict["missing_handlers"])
                        for host, verdict in lab_crosscheck.verdicts.items()}
     assert set(outcome) == set(NODES)
     report, admin_report = run.written["report/report.json"], lab_crosscheck.written["report/report.json"]

@@ -30,10 +30,10 @@ NVIDIA = "handler.runtime-gate.gpufleet.io/nvidia"
 RUNC = "handler.runtime-gate.gpufleet.io/runc"
 OK_NODE, MISSING_NODE, SPARE_NODE = "gate-node-ok", "gate-node-missing", "gate-node-spare"
 GATE_NODES = (OK_NODE, MISSING_NODE, SPARE_NODE)
-# What handler_crosscheck would say of the two judged nodes (the nightly test below lets it say so for real).
-OK = {"node": OK_NODE, "verdict": "OK", "loaded_runtimes": ["nvidia", "runc"]}
-MISSING = {"node": MISSING_NODE, "verdict": "MISSING", "loaded_runtimes": ["runc"], "missing_handlers": ["nvidia"]}
-UNKNOWN = {"node": OK_NODE, "verdict": "UNKNOWN", "loaded_runtimes": [], "reason": "host unreachable"}
+# What node_crosscheck would say of the two judged nodes (the nightly test below lets it say so for real).
+OK = {"node": OK_NODE, "status": "OK", "loaded_runtimes": ["nvidia", "runc"]}
+MISSING = {"node": MISSING_NODE, "status": "MISSING", "loaded_runtimes": ["runc"], "missing_handlers": ["nvidia"]}
+UNKNOWN = {"node": OK_NODE, "status": "UNKNOWN", "loaded_runtimes": [], "reason": "host unreachable"}
 
 
 def gate_pod(name):
@@ -233,7 +233,7 @@ def test_nightly_labels_the_nodes_it_judged_only_when_asked(kube_cluster, gate):
     assert off.returncode == 2, off.stdout + off.stderr  # gate-node-missing is MISSING nvidia
     assert gate_labels(kube_cluster) == before
     verdicts = json.loads((gate["workdir"] / "nightly" / "verdicts.json").read_text())["hosts"]
-    assert verdicts[OK_NODE]["verdict"] == "OK" and verdicts[MISSING_NODE]["verdict"] == "MISSING", verdicts
+    assert verdicts[OK_NODE]["status"] == "OK" and verdicts[MISSING_NODE]["status"] == "MISSING", verdicts
     dry = nightly("-e", "runtime_gate_label_nodes=true")
     assert dry.returncode == 2 and "dry run, nothing written" in dry.stdout, dry.stdout + dry.stderr
     assert gate_labels(kube_cluster) == before
@@ -258,7 +258,7 @@ def test_nightly_takes_the_labels_away_when_every_judged_node_fails(kube_cluster
                                         "runtime_gate_verdict_source": source}))
     assert run.returncode == 2, run.stdout + run.stderr
     verdicts = json.loads((gate["workdir"] / f"all-fail-{source}" / "verdicts.json").read_text())["hosts"]
-    assert verdicts[MISSING_NODE]["verdict"] == "MISSING" and "nvidia" in verdicts[MISSING_NODE]["missing_handlers"]
+    assert verdicts[MISSING_NODE]["status"] == "MISSING" and "nvidia" in verdicts[MISSING_NODE]["missing_handlers"]
     assert gate_labels(kube_cluster, [MISSING_NODE]) == {MISSING_NODE: [RUNC]}, run.stdout[-3000:]
 
 

@@ -120,12 +120,12 @@ def test_crosscheck_over_the_kwok_nodes_gives_the_labs_verdicts(lab_crosscheck):
     expected = yaml.safe_load((DEMO / "expected-verdicts.yml").read_text())["hosts"]
     verdicts = lab_crosscheck.verdicts
     assert lab_crosscheck.returncode == 2, lab_crosscheck.output  # gpu-node-07 is MISSING 'nvdia'
-    assert {host: (verdict["verdict"], verdict["missing_handlers"]) for host, verdict in verdicts.items()} == {
-        **{host: (expected[host]["verdict"], expected[host]["missing_handlers"]) for host in SCHEDULABLE},
+    assert {host: (verdict["status"], verdict["missing_handlers"]) for host, verdict in verdicts.items()} == {
+        **{host: (expected[host]["status"], expected[host]["missing_handlers"]) for host in SCHEDULABLE},
         "gpu-node-06": ("MISSING", ["nvidia-cdi"])}
     # The SSH-free view: gpu-node-06's dump serves nvidia-cdi (the demo expects OK from it), but the Node's
     # status.runtimeHandlers, as the real apiserver stored it, lacks it: not served.
-    assert expected["gpu-node-06"]["verdict"] == "OK"
+    assert expected["gpu-node-06"]["status"] == "OK"
     assert "node.status.runtimeHandlers lacks nvidia-cdi: counted as not served" in verdicts["gpu-node-06"]["notes"]
     assert not [note for host in SCHEDULABLE for note in verdicts[host]["notes"] if "runtimeHandlers" in note]
     report = json.loads(lab_crosscheck.written["report/report.json"])

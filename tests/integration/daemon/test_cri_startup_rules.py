@@ -108,7 +108,7 @@ def test_the_daemon_and_the_verdict_agree_on_the_cri_plugin(case, release_name):
     if 'disabled_plugins = ["io.containerd.' in text and release_name in ONE_X:
         # The 1.x dump prints version = 2 and the list as written whatever the root said: alone, it cannot decide a URI
         # (an entry that is no URI can only come from a version 1 root, which decides it).
-        assert alone["verdict"] == "UNKNOWN" and "judge it with the node's root config" in alone["reason"], alone
+        assert alone["status"] == "UNKNOWN" and "judge it with the node's root config" in alone["reason"], alone
     else:
         assert alone["loaded_runtimes"] == verdict["loaded_runtimes"]
     if expected is None:

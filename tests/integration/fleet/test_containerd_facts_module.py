@@ -277,7 +277,7 @@ def test_registry_credentials_never_leave_the_node(tmp_path, monkeypatch, run_cr
     unloaded = next(entry for listing in facts["dropin_dirs"] for entry in listing["entries"] if entry["name"] == "50-registry.conf")
     assert 'identitytoken = "<redacted>"' in unloaded["text"]
     verdict = run.verdicts["hosts"][host.name]
-    assert (verdict["verdict"], verdict["missing_handlers"]) == ("MISSING", ["nvidia-cdi"]), verdict
+    assert (verdict["status"], verdict["missing_handlers"]) == ("MISSING", ["nvidia-cdi"]), verdict
     assert "CRI_TABLE_REPLACED" in verdict["missing_explained"]["nvidia-cdi"], verdict["missing_explained"]
 
 

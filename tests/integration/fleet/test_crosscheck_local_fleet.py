@@ -80,8 +80,8 @@ def assert_summary_lists(run, expected):
     for host_name, verdict in expected.items():
         assert host_name in rows, f"no summary row for {host_name}\n{run.explain()}"
         words = rows[host_name]
-        assert verdict["verdict"] in words, (host_name, words)
-        if verdict["verdict"] != "UNKNOWN":
+        assert verdict["status"] in words, (host_name, words)
+        if verdict["status"] != "UNKNOWN":
             assert (verdict["default_runtime"] or "-") in words, (host_name, words)
             row_text = " ".join(words)
             for handler in verdict["missing_handlers"]:
@@ -128,9 +128,9 @@ def test_mixed_fleet_verdicts_file_equals_the_expectation(mixed_run):
 
 def test_each_failing_host_fails_with_its_missing_lines(mixed_run):
     for host_name, expected in expected_verdicts(MIXED_FLEET).items():
-        if expected["verdict"] == "OK":
+        if expected["status"] == "OK":
             assert mixed_run.failure_text(host_name) == "", f"{host_name} is healthy but failed\n{mixed_run.explain()}"
-        elif expected["verdict"] == "UNKNOWN":
+        elif expected["status"] == "UNKNOWN":
             assert mixed_run.failure_text(host_name), f"{host_name} is UNKNOWN but did not fail\n{mixed_run.explain()}"
         else:
             assert mixed_run.missing_lines(host_name) == set(expected["missing_handlers"]), (
@@ -142,7 +142,7 @@ def test_missing_or_malformed_config_is_unknown_naming_host_and_config(mixed_run
     for host_name, cause in (("gpu-config-absent", "no such file or directory"),
                              ("gpu-config-malformed", "failed to load TOML")):
         config_path = str(mixed_run.fleet.config_path(host_name))
-        assert verdicts[host_name]["verdict"] == "UNKNOWN"
+        assert verdicts[host_name]["status"] == "UNKNOWN"
         assert config_path in verdicts[host_name]["reason"], verdicts[host_name]
         messages = [line for line in mixed_run.failure_text(host_name).splitlines() if config_path in line]
         assert messages, f"no failure message for {host_name} names {config_path}\n{mixed_run.explain()}"
@@ -154,7 +154,7 @@ def test_missing_or_malformed_config_is_unknown_naming_host_and_config(mixed_run
 def test_runtime_whose_binary_is_missing_is_not_served(mixed_run):
     verdict = mixed_run.verdicts["hosts"]["gpu-binary-missing"]
     binary = str(mixed_run.fleet.tree("gpu-binary-missing") / "usr" / "bin" / "nvidia-container-runtime")
-    assert (verdict["verdict"], verdict["missing_handlers"]) == ("MISSING", ["nvidia"])
+    assert (verdict["status"], verdict["missing_handlers"]) == ("MISSING", ["nvidia"])
     assert verdict["missing_explained"] == {"nvidia": ["RUNTIME_BINARY_MISSING"]}
     finding = next(finding for finding in verdict["findings"] if finding["code"] == "RUNTIME_BINARY_MISSING")
     assert (finding["severity"], finding["handlers"], finding["evidence"]["binary"]) == ("error", ["nvidia"], binary)
@@ -169,7 +169,7 @@ def test_all_healthy_fleet_exits_0(tmp_path, run_crosscheck):
     run = run_crosscheck(build_fleet(tmp_path, HEALTHY_FLEET, cluster_format="manifests"))
     assert run.returncode == 0, run.explain()
     assert comparable_verdicts(run.verdicts) == expected_verdicts(HEALTHY_FLEET)
-    assert {entry["verdict"] for entry in run.verdicts["hosts"].values()} == {"OK"}
+    assert {entry["status"] for entry in run.verdicts["hosts"].values()} == {"OK"}
     assert "MISSING=" not in run.stdout
     assert_summary_lists(run, expected_verdicts(HEALTHY_FLEET))
 
@@ -181,5 +181,5 @@ def test_dump_files_are_judged_without_running_containerd(tmp_path, run_crossche
     assert run.returncode == 2, run.explain()
     assert comparable_verdicts(run.verdicts) == expected_verdicts(DUMP_FILE_FLEET)
     for host_name, expected in expected_verdicts(DUMP_FILE_FLEET).items():
-        if expected["verdict"] != "OK":
+        if expected["status"] != "OK":
             assert run.missing_lines(host_name) == set(expected["missing_handlers"]), run.failure_text(host_name)

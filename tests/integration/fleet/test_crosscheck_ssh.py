@@ -67,15 +67,15 @@ def test_ssh_hosts_really_connected_over_ssh(ssh_run, ssh_server):
 
 def test_ssh_failing_hosts_print_their_missing_lines(ssh_run, ssh_fleet_hosts):
     for host_name, expected in expected_verdicts(ssh_fleet_hosts).items():
-        if expected["verdict"] == "MISSING":
+        if expected["status"] == "MISSING":
             assert ssh_run.missing_lines(host_name) == set(expected["missing_handlers"]), ssh_run.failure_text(host_name)
-        elif expected["verdict"] == "OK":
+        elif expected["status"] == "OK":
             assert ssh_run.failure_text(host_name) == "", ssh_run.explain()
 
 
 def test_unreachable_host_is_unknown_and_named(ssh_run):
     entry = ssh_run.verdicts["hosts"]["ssh-gpu-unreachable"]
-    assert entry["verdict"] == "UNKNOWN", entry
+    assert entry["status"] == "UNKNOWN", entry
     assert UNREACHABLE_ADDRESS in entry["reason"], entry
     summary_lines = [line for line in ssh_run.stdout.splitlines() if "ssh-gpu-unreachable" in line]
     assert any("UNKNOWN" in line for line in summary_lines), ssh_run.explain()

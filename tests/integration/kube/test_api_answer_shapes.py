@@ -60,7 +60,7 @@ def test_no_host_is_ok_from_an_answer_that_is_not_the_list_asked_for(demo_cluste
     assert "Traceback" not in run.output
     assert sorted(run.verdicts) == DEMO_OK_HOSTS
     for host, verdict in run.verdicts.items():
-        assert verdict["verdict"] == "UNKNOWN", (host, verdict)
+        assert verdict["status"] == "UNKNOWN", (host, verdict)
         assert verdict["reason"].endswith(": " + message), verdict["reason"]
 
 

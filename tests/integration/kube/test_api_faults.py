@@ -32,13 +32,13 @@ def assert_every_host_unknown_with(run, message):
     assert "Traceback" not in run.output
     assert sorted(run.verdicts) == DEMO_OK_HOSTS
     for host, verdict in run.verdicts.items():
-        assert verdict["verdict"] == "UNKNOWN", (host, verdict)
+        assert verdict["status"] == "UNKNOWN", (host, verdict)
         assert verdict["reason"].endswith(": " + message), verdict["reason"]
 
 
 def assert_judged_as_usual(run):
     assert run.returncode == 0, run.output
-    assert {host: verdict["verdict"] for host, verdict in run.verdicts.items()} == dict.fromkeys(DEMO_OK_HOSTS, "OK")
+    assert {host: verdict["status"] for host, verdict in run.verdicts.items()} == dict.fromkeys(DEMO_OK_HOSTS, "OK")
 
 
 def runtimeclass_pages(kube_api):

@@ -102,7 +102,7 @@ def test_crosscheck_judges_no_host_ok_past_a_budget_set_in_the_environment(kube_
     assert "Traceback" not in run.output
     assert len(kube_api.list_calls("nodes")) == 4
     for host, verdict in run.verdicts.items():
-        assert verdict["verdict"] == "UNKNOWN", (host, verdict)
+        assert verdict["status"] == "UNKNOWN", (host, verdict)
         assert verdict["reason"].endswith(f"listing Nodes (v1) from {kube_api.url} failed: the list did not end within "
                                           "4 pages (list_page_budget); the server keeps sending continue tokens: raise "
                                           "page_size or list_page_budget if the cluster really is that large")

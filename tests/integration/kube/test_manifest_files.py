@@ -47,9 +47,9 @@ def test_a_cluster_without_runtimeclasses_is_judged_on_the_default_runtime(tmp_p
         default = default_runtime_of(host)
         assert verdict["required_handlers"] == [default], (host, verdict)
         if default_runtime_missing(host):
-            assert (verdict["verdict"], verdict["missing_handlers"]) == ("MISSING", [default]), (host, verdict)
+            assert (verdict["status"], verdict["missing_handlers"]) == ("MISSING", [default]), (host, verdict)
         else:
-            assert verdict["verdict"] == "OK", (host, verdict)
+            assert verdict["status"] == "OK", (host, verdict)
     assert run.returncode == 2, run.output  # the broken default fails the run; nothing else does
 
 
@@ -72,13 +72,13 @@ def test_an_api_without_runtimeclasses_is_judged_on_the_default_runtime(tmp_path
     assert "Traceback" not in run.output
     assert sorted(run.verdicts) == DEMO_HOSTS, run.output
     for host, verdict in run.verdicts.items():
-        if verdict["verdict"] == "UNKNOWN":
+        if verdict["status"] == "UNKNOWN":
             assert "unreachable" in verdict["reason"], (host, verdict)  # the demo's host without SSH
             continue
         default = default_runtime_of(host)
         assert verdict["required_handlers"] == [default], (host, verdict)
         expected = ("MISSING", [default]) if default_runtime_missing(host) else ("OK", [])
-        assert (verdict["verdict"], verdict["missing_handlers"]) == expected, (host, verdict)
+        assert (verdict["status"], verdict["missing_handlers"]) == expected, (host, verdict)
 
 
 @pytest.mark.parametrize("host", ["gpu-node-01", "gpu-node-04"])

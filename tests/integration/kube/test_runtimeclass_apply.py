@@ -14,9 +14,9 @@ from support.tools import require_command
 MODULE = "gpufleet.runtime_gate.runtimeclass_apply"
 GPU = {"nvidia.com/gpu.present": "true"}
 NODES = [{"name": "gpu-1", "labels": GPU}, {"name": "gpu-2", "labels": GPU}, {"name": "cpu-1", "labels": {}}]
-VERDICTS = [{"node": "gpu-1", "verdict": "OK", "loaded_runtimes": ["nvidia", "nvidia-cdi", "runc"]},
-            {"node": "gpu-2", "verdict": "MISSING", "loaded_runtimes": ["nvidia", "runc"]},
-            {"node": "cpu-1", "verdict": "OK", "loaded_runtimes": ["runc"]}]
+VERDICTS = [{"node": "gpu-1", "status": "OK", "loaded_runtimes": ["nvidia", "nvidia-cdi", "runc"]},
+            {"node": "gpu-2", "status": "MISSING", "loaded_runtimes": ["nvidia", "runc"]},
+            {"node": "cpu-1", "status": "OK", "loaded_runtimes": ["runc"]}]
 NVIDIA = {"name": "nvidia", "handler": "nvidia", "node_selector": GPU, "overhead_pod_fixed": {"cpu": "250m", "memory": "120Mi"},
           "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}
 
@@ -167,7 +167,7 @@ def test_a_class_without_node_selector_is_refused_for_the_cluster_nodes_nobody_j
     # class without nodeSelector that reached every node. The module lists the Nodes itself and names the unjudged ones.
     kube_api.set_objects(runtimeclasses=[])
     nodes = [{"name": f"gpu-node-0{number}", "labels": GPU} for number in range(1, 6)]
-    only_one = [{"node": "gpu-node-01", "verdict": "OK", "loaded_runtimes": ["nvidia", "runc"]}]
+    only_one = [{"node": "gpu-node-01", "status": "OK", "loaded_runtimes": ["nvidia", "runc"]}]
     refused = apply(kube_api, [{"name": "nvidia", "handler": "nvidia"}], verdicts=only_one, nodes=nodes)
     assert_one_clear_failure(refused, "also matches 4 cluster node(s) this run did not judge (gpu-node-02, gpu-node-03, "
                                       "gpu-node-04, gpu-node-05)")
@@ -178,7 +178,7 @@ def test_a_class_bound_to_the_gate_label_is_applied_with_a_warning_for_unjudged_
     kube_api.set_objects(runtimeclasses=[])
     label = "handler.runtime-gate.gpufleet.io/nvidia"
     nodes = [{"name": "gpu-1", "labels": {label: "served"}}, {"name": "gpu-2", "labels": {label: "served"}}]
-    only_one = [{"node": "gpu-1", "verdict": "OK", "loaded_runtimes": ["nvidia", "runc"]}]
+    only_one = [{"node": "gpu-1", "status": "OK", "loaded_runtimes": ["nvidia", "runc"]}]
     gated = {"name": "nvidia", "handler": "nvidia", "node_selector": {label: "served"}}
     applied = apply(kube_api, [gated], verdicts=only_one, nodes=nodes)
     assert applied.returncode == 0 and applied.result["runtimeclasses"][0]["action"] == "create", applied.output

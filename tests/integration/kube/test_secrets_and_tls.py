@@ -63,7 +63,7 @@ def test_credentials_never_appear_in_vvv_output_or_reports(kube_api, kube_tls, t
     }[credentials]
     run = run_crosscheck(tmp_path, DEMO_OK_HOSTS, env, extra_args=["-vvv"])
 
-    verdicts = {verdict["verdict"] for verdict in run.verdicts.values()}
+    verdicts = {verdict["status"] for verdict in run.verdicts.values()}
     if credentials == "rejected-token":
         assert verdicts == {"UNKNOWN"} and "HTTP 401 Unauthorized" in run.output
     else:
@@ -84,7 +84,7 @@ def test_kubeconfig_insecure_skip_tls_verify_alone_does_not_skip_verification(ku
 
     run = run_crosscheck(tmp_path, DEMO_OK_HOSTS, {"K8S_AUTH_KUBECONFIG": kubeconfig})
     assert run.returncode == 2
-    assert {verdict["verdict"] for verdict in run.verdicts.values()} == {"UNKNOWN"}
+    assert {verdict["status"] for verdict in run.verdicts.values()} == {"UNKNOWN"}
     for verdict in run.verdicts.values():
         assert verdict["reason"].endswith(f"TLS verification of the server certificate failed (self-signed certificate "
                                           f"in certificate chain); set ca_cert to the cluster's CA bundle or fix the "
@@ -99,7 +99,7 @@ def test_validate_certs_false_is_obeyed_with_a_warning(kube_api, tmp_path):
            "K8S_AUTH_VALIDATE_CERTS": "false"}
     run = run_crosscheck(tmp_path, DEMO_OK_HOSTS, env)
     assert run.returncode == 0, run.output
-    assert {verdict["verdict"] for verdict in run.verdicts.values()} == {"OK"}
+    assert {verdict["status"] for verdict in run.verdicts.values()} == {"OK"}
     assert f"[WARNING]: {INSECURE_WARNING}" in run.output.replace("\n", " ").replace("  ", " ")
 
     verified = run_module("gpufleet.runtime_gate.runtimeclass_info",
@@ -173,6 +173,6 @@ def test_the_proxy_password_never_appears_in_vvv_output_or_reports(kube_api, tmp
     env = {"K8S_AUTH_HOST": kube_api.url, "K8S_AUTH_API_KEY": kube_api.token, "K8S_AUTH_CA_CERT": kube_api.ca_path,
            "K8S_AUTH_PROXY": f"http://proxy-user:{proxy_password}@127.0.0.1:{port}"}
     run = run_crosscheck(tmp_path, DEMO_OK_HOSTS, env, extra_args=["-vvv"])
-    assert {verdict["verdict"] for verdict in run.verdicts.values()} == {"UNKNOWN"}, run.output
+    assert {verdict["status"] for verdict in run.verdicts.values()} == {"UNKNOWN"}, run.output
     assert "the proxy refused or failed the connection" in run.output
     assert_nowhere(run, [proxy_password, kube_api.token])

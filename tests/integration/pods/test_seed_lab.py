@@ -184,7 +184,7 @@ def test_every_pod_does_what_the_crosscheck_says(lab):
 
     verdicts, run = run_crosscheck(lab, lab["work"] / "crosscheck")
     assert set(verdicts) == set(lab["nodes"]), run.stdout[-3000:]
-    assert all(verdict["verdict"] in ("OK", "MISSING") for verdict in verdicts.values()), verdicts
+    assert all(verdict["status"] in ("OK", "MISSING") for verdict in verdicts.values()), verdicts
     judged = {(node, class_name): ("FailedCreatePodSandBox" if CLASSES[class_name] in verdicts[node]["missing_handlers"]
                                    else "Running") for node, class_name in matrix}
     observed = {key: did[pod][0] for key, pod in matrix.items()}
@@ -377,7 +377,7 @@ def test_rollout_repairs_the_nodes_and_the_stuck_pods_start(lab):
     recreated = [name for name in stuck if name not in retried]
     assert retried and {pods[name]["spec"]["nodeName"] for name in recreated} == set(nodes), (retried, recreated)
     before, _run = run_crosscheck(lab, lab["work"] / "rollout-before")
-    broken = sorted(name for name, verdict in before.items() if verdict["verdict"] != "OK")
+    broken = sorted(name for name, verdict in before.items() if verdict["status"] != "OK")
     assert broken, before
 
     daemons = {name: (node.work / "containerd.pid").read_text(encoding="utf-8") for name, node in nodes.items()}
@@ -385,7 +385,7 @@ def test_rollout_repairs_the_nodes_and_the_stuck_pods_start(lab):
     verdicts, run = run_rollout(lab, lab["work"] / "rollout")
     print(f"\nrollout.yml over {len(nodes)} real nodes took {time.monotonic() - started:.0f} s")
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
-    assert {name: verdict["verdict"] for name, verdict in verdicts.items()} == {name: "OK" for name in nodes}, verdicts
+    assert {name: verdict["status"] for name, verdict in verdicts.items()} == {name: "OK" for name in nodes}, verdicts
     # The role restarted each broken node's containerd, through the node's own restart command (and any other node it
     # gave its drop-in: the role owns the runtimes it was given, served before or not).
     restarted = {name for name, node in nodes.items()
@@ -409,5 +409,5 @@ def test_rollout_repairs_the_nodes_and_the_stuck_pods_start(lab):
           f"{time.monotonic() - started:.0f} s")
 
     after, run = run_crosscheck(lab, lab["work"] / "rollout-after")
-    assert {name: verdict["verdict"] for name, verdict in after.items()} == {name: "OK" for name in nodes}, after
+    assert {name: verdict["status"] for name, verdict in after.items()} == {name: "OK" for name in nodes}, after
     assert run.returncode == 0, run.stdout[-3000:]

@@ -44,7 +44,7 @@ def run_playbook(report_dir, *extra, playbook=NIGHTLY_PLAYBOOK, env=None, cwd=RE
 def expected_demo_verdicts() -> dict:
     """inventory/demo/expected-verdicts.yml: host → (verdict, missing handlers)."""
     hosts = yaml.safe_load((DEMO / "expected-verdicts.yml").read_text(encoding="utf-8"))["hosts"]
-    return {host: (want["verdict"], want["missing_handlers"]) for host, want in hosts.items()}
+    return {host: (want["status"], want["missing_handlers"]) for host, want in hosts.items()}
 
 
 def demo_runtimeclasses() -> dict:

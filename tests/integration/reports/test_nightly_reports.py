@@ -39,7 +39,7 @@ def test_report_json_matches_its_schema_and_the_demo_verdicts(demo_run):
     report = demo_run.report
     validate(report)
     expected = expected_demo_verdicts()
-    assert {host: (entry["verdict"], entry["missing_handlers"]) for host, entry in report["hosts"].items()} == expected
+    assert {host: (entry["status"], entry["missing_handlers"]) for host, entry in report["hosts"].items()} == expected
     assert report["passed"] is False
     assert report["counts"] == {verdict: [want[0] for want in expected.values()].count(verdict) for verdict in ("OK", "MISSING", "UNKNOWN")}
     # failures: one per missing handler of a MISSING host, one per UNKNOWN host
@@ -88,7 +88,7 @@ def test_schema_refuses_a_report_that_breaks_it(demo_run):
         validate(ok_with_missing)
     # The deprecated `verdict` is the same value as `status`, never another.
     disagreeing = copy.deepcopy(demo_run.report)
-    disagreeing["hosts"]["gpu-node-01"]["verdict"] = "MISSING"
+    disagreeing["hosts"]["gpu-node-01"]["status"] = "MISSING"
     with pytest.raises(jsonschema.ValidationError):
         validate(disagreeing)
 
@@ -196,9 +196,9 @@ def test_second_run_keeps_the_previous_report_and_lists_changed_hosts(demo_run, 
     changed = {entry["host"]: entry for entry in report["changed_hosts"]}
     assert set(changed) == {"gpu-node-07", "gpu-node-08"}, report["changed_hosts"]
     assert changed["gpu-node-08"] == {"host": "gpu-node-08", "current": None,
-                                      "previous": {"status": "UNKNOWN", "verdict": "UNKNOWN", "missing_handlers": []}}
+                                      "previous": {"status": "UNKNOWN", "missing_handlers": []}}
     node_07 = report["hosts"]["gpu-node-07"]
-    assert changed["gpu-node-07"]["current"] == {"status": node_07["status"], "verdict": node_07["status"],
+    assert changed["gpu-node-07"]["current"] == {"status": node_07["status"],
                                                  "missing_handlers": node_07["missing_handlers"]}
     assert "nvdia" not in node_07["missing_handlers"] and "nvdia" in changed["gpu-node-07"]["previous"]["missing_handlers"]
     assert "gpu-node-07" in (report_dir / "report.html").read_text()
@@ -217,7 +217,7 @@ def test_a_run_that_cannot_read_the_cluster_writes_a_failing_report(tmp_path, ho
     report = run.report
     validate(report)
     assert report["passed"] is False
-    assert {host: entry["verdict"] for host, entry in report["hosts"].items()} == {"gpu-node-01": "UNKNOWN", "gpu-node-06": "UNKNOWN"}
+    assert {host: entry["status"] for host, entry in report["hosts"].items()} == {"gpu-node-01": "UNKNOWN", "gpu-node-06": "UNKNOWN"}
     cluster = report["sources"]["cluster"]
     assert cluster["read"] is False
     assert ("127.0.0.1:1" in cluster["error"]) if how == "api-unreachable" else ("never asked" in cluster["error"])

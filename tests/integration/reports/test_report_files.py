@@ -62,7 +62,7 @@ def test_report_dir_that_is_a_file_fails_naming_it_and_writes_nothing(tmp_path):
 
 def test_without_a_cluster_result_even_ok_hosts_make_a_failing_report(tmp_path):
     judged = verdicts(runtimes=("runc", "nvidia"))
-    assert [verdict["verdict"] for verdict in judged.values()] == ["OK"]
+    assert [verdict["status"] for verdict in judged.values()] == ["OK"]
     report, _paths = write_reports(tmp_path, judged, fleet_view(judged, None), generated_at=NOW)
     schema_valid(report)
     assert report["passed"] is False and report["sources"]["cluster"]["read"] is False

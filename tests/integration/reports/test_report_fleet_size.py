@@ -113,10 +113,10 @@ def test_html_and_junit_carry_the_consoles_explanations(fleets, chromium, tmp_pa
     cases = {case.get("name"): case for case in ElementTree.parse(report_dir / "junit.xml").getroot().iter("testcase")}
     for host, verdict in verdicts.items():
         failure = cases[host].find("failure")
-        if verdict["verdict"] == "OK":
+        if verdict["status"] == "OK":
             assert failure is None
             continue
-        # the console's message for the host (handler_crosscheck: its lines, then explanation_lines)
+        # the console's message for the host (node_crosscheck: its lines, then explanation_lines)
         assert failure.text == "\n".join(verdict["lines"] + explanation_lines(verdict))
     not_configured = cases[hosts_of(kinds, "not_configured")[0]].find("failure").text
     assert "nvidia-cdi: NOT_CONFIGURED_ANYWHERE" in not_configured

@@ -42,7 +42,7 @@ def test_each_host_has_one_verdict_set_to_1(metrics):
     assert set(by_host) == set(report["hosts"])
     for host, values in by_host.items():
         assert sorted(values) == ["MISSING", "OK", "UNKNOWN"] and sorted(values.values()) == [0, 0, 1]
-        assert values[report["hosts"][host]["verdict"]] == 1
+        assert values[report["hosts"][host]["status"]] == 1
 
 
 def test_handler_served_per_host_and_required_handler(metrics):

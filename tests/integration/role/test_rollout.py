@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import yaml
+from support.deprecations import collection_deprecations
 from support.kube_fixtures import node, runtimeclass
 from support.paths import REPO_ROOT
 from support.tools import require_command
@@ -82,6 +83,8 @@ def test_a_bad_node_in_batch_two_stops_the_rollout_and_batch_three_stays_untouch
     assert re.search(r"^node-1 +OK ", run.stdout, re.MULTILINE), run.explain()
     assert "CLUSTER_NOT_READ" not in run.stdout and "could not be read" not in run.stdout, run.explain()
     assert "Apply the RuntimeClasses" not in run.stdout
+    # Issue 26: the collection's own playbook uses no deprecated option of the collection.
+    assert collection_deprecations(run.stdout + run.stderr) == [], run.explain()
 
 
 def test_an_unchanged_host_that_does_not_pass_fails_its_batch(tmp_path):

@@ -117,7 +117,7 @@ def test_report_files_agree_with_the_job_events(failing_run):
     _completed, _artifacts, report_dir = failing_run
     report = json.loads((report_dir / "report.json").read_text())
     assert report["passed"] is False
-    assert {host: entry["verdict"] for host, entry in report["hosts"].items()} == {"gpu-node-01": "OK", "gpu-node-03": "MISSING"}
+    assert {host: entry["status"] for host, entry in report["hosts"].items()} == {"gpu-node-01": "OK", "gpu-node-03": "MISSING"}
     assert [(failure["host"], failure["handler"]) for failure in report["failures"]] == [("gpu-node-03", "nvidia-cdi")]
     # The overhead fit reaches the report: 250m of class overhead on a node with 200m allocatable, and the
     # pod that fits there only without it.

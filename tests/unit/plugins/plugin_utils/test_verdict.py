@@ -38,14 +38,14 @@ def real_dump_facts(release, scenario, tmp_path):
 
 def test_all_handlers_loaded_is_ok():
     verdict = judge(facts(["runc", "nvidia", "nvidia-cdi"]), CLASSES, node_name="n1", node_labels=GPU_LABELS)
-    assert verdict["verdict"] == "OK"
+    assert verdict["status"] == "OK"
     assert verdict["required_handlers"] == ["nvidia", "nvidia-cdi", "runc"]
     assert verdict_lines(verdict) == ["OK"]
 
 
 def test_missing_handlers_are_sorted_lines():
     verdict = judge(facts(["runc"]), CLASSES, node_name="n1", node_labels=GPU_LABELS)
-    assert verdict["verdict"] == "MISSING"
+    assert verdict["status"] == "MISSING"
     assert verdict["lines"] == ["MISSING=nvidia", "MISSING=nvidia-cdi"]
 
 
@@ -67,7 +67,7 @@ def test_unknown_labels_count_every_class_and_say_so():
 def test_labels_come_from_the_node_object():
     nodes = [{"name": "n1", "labels": GPU_LABELS, "allocatable": {}, "runtime_handlers": []}]
     verdict = judge(facts(["runc", "nvidia", "nvidia-cdi"]), CLASSES, node_name="n1", nodes=nodes)
-    assert verdict["verdict"] == "OK" and verdict["node_labels_known"] is True
+    assert verdict["status"] == "OK" and verdict["node_labels_known"] is True
 
 
 def test_default_runtime_is_required():
@@ -82,7 +82,7 @@ def test_default_runtime_is_required():
 def test_no_default_in_the_dump_requires_the_builtin_runc():
     # a dump without the CRI table (CRI plugin disabled) names no default: pods without a class still need runc
     verdict = judge(facts([], default=None, cri_disabled=True), [], node_name="n", node_labels={})
-    assert verdict["verdict"] == "MISSING" and verdict["missing_handlers"] == ["runc"]
+    assert verdict["status"] == "MISSING" and verdict["missing_handlers"] == ["runc"]
     assert any("built-in default 'runc'" in note for note in verdict["notes"])
 
 
@@ -94,7 +94,7 @@ def test_cri_table_replaced_on_1x_serves_nothing():
 
 def test_disabled_cri_serves_nothing():
     verdict = judge(facts(["runc", "nvidia", "nvidia-cdi"], cri_disabled=True), CLASSES, node_name="n", node_labels=GPU_LABELS)
-    assert verdict["verdict"] == "MISSING" and verdict["loaded_runtimes"] == []
+    assert verdict["status"] == "MISSING" and verdict["loaded_runtimes"] == []
 
 
 @pytest.mark.parametrize(
@@ -112,7 +112,7 @@ def test_disabled_cri_serves_nothing():
 def test_real_dumps_judged(release, scenario, missing, tmp_path):
     verdict = judge(real_dump_facts(release, scenario, tmp_path), CLASSES[:2], node_name="n", node_labels=GPU_LABELS)
     assert verdict["missing_handlers"] == missing
-    assert verdict["verdict"] == ("MISSING" if missing else "OK")
+    assert verdict["status"] == ("MISSING" if missing else "OK")
 
 
 def test_verdict_is_independent_of_runtimeclass_order():
@@ -135,7 +135,7 @@ def test_verdict_is_independent_of_runtimeclass_order():
 )
 def test_facts_that_could_not_be_gathered_are_unknown(gather_result, fragment):
     verdict = judge_gathered(node_name="n1", gather_result=gather_result, runtimeclasses=CLASSES)
-    assert verdict["verdict"] == "UNKNOWN"
+    assert verdict["status"] == "UNKNOWN"
     assert fragment in verdict["reason"]
     assert verdict["lines"] == [f"UNKNOWN={verdict['reason']}"]
 
@@ -143,26 +143,26 @@ def test_facts_that_could_not_be_gathered_are_unknown(gather_result, fragment):
 def test_cluster_that_could_not_be_read_makes_every_node_unknown():
     gathered = {"ansible_facts": {"containerd": facts(["runc", "nvidia", "nvidia-cdi"])}}
     verdict = judge_gathered(node_name="n1", gather_result=gathered, cluster_result={"failed": True, "msg": "401 Unauthorized"})
-    assert verdict["verdict"] == "UNKNOWN" and "401 Unauthorized" in verdict["reason"]
+    assert verdict["status"] == "UNKNOWN" and "401 Unauthorized" in verdict["reason"]
 
 
 @pytest.mark.parametrize("runtimes", ["runc", ["runc"], None])
 def test_facts_of_the_wrong_shape_are_unknown(runtimes):
     verdict = judge_gathered(node_name="n1", facts={"default_runtime_name": "runc", "runtimes": runtimes}, runtimeclasses=[])
-    assert verdict["verdict"] == "UNKNOWN" and "no runtimes table" in verdict["reason"]
+    assert verdict["status"] == "UNKNOWN" and "no runtimes table" in verdict["reason"]
 
 
 def test_nothing_gathered_is_unknown():
-    assert judge_gathered(node_name="n1", runtimeclasses=[])["verdict"] == "UNKNOWN"
+    assert judge_gathered(node_name="n1", runtimeclasses=[])["status"] == "UNKNOWN"
     gathered = {"ansible_facts": {"containerd": facts(["runc"])}}
     verdict = judge_gathered(node_name="n1", gather_result=gathered)
-    assert verdict["verdict"] == "UNKNOWN" and "never asked" in verdict["reason"]
+    assert verdict["status"] == "UNKNOWN" and "never asked" in verdict["reason"]
 
 
 def test_cluster_result_carries_nodes_for_labels():
     gathered = {"ansible_facts": {"containerd": facts(["runc", "nvidia", "nvidia-cdi"])}}
     cluster = {"runtimeclasses": CLASSES, "nodes": [{"name": "n1", "labels": GPU_LABELS}]}
-    assert judge_gathered(node_name="n1", gather_result=gathered, cluster_result=cluster)["verdict"] == "OK"
+    assert judge_gathered(node_name="n1", gather_result=gathered, cluster_result=cluster)["status"] == "OK"
 
 
 def serving_daemon(runtimes):
@@ -175,13 +175,13 @@ def test_a_dump_file_is_judged_by_itself_never_by_this_nodes_daemon():
     # The file may be another node's capture: a daemon here serving nvidia says nothing about it.
     daemon = serving_daemon(["runc", "nvidia", "nvidia-cdi"])
     from_file = judge(facts(["runc"], source="file", daemon=daemon), CLASSES, node_name="n1", node_labels=GPU_LABELS)
-    assert (from_file["verdict"], from_file["lines"]) == ("MISSING", ["MISSING=nvidia", "MISSING=nvidia-cdi"])
+    assert (from_file["status"], from_file["lines"]) == ("MISSING", ["MISSING=nvidia", "MISSING=nvidia-cdi"])
     assert (from_file["loaded_source"], from_file["daemon_runtimes"]) == ("dump", None)
     assert any("read from a file" in note for note in from_file["notes"]), from_file["notes"]
     # Facts of unknown origin count as a file too (fail closed); only running containerd on the node lets the daemon count.
-    assert judge(facts(["runc"], daemon=daemon), CLASSES, node_name="n1", node_labels=GPU_LABELS)["verdict"] == "MISSING"
+    assert judge(facts(["runc"], daemon=daemon), CLASSES, node_name="n1", node_labels=GPU_LABELS)["status"] == "MISSING"
     from_command = judge(facts(["runc"], source="command", daemon=daemon), CLASSES, node_name="n1", node_labels=GPU_LABELS)
-    assert (from_command["verdict"], from_command["loaded_source"]) == ("OK", "daemon")
+    assert (from_command["status"], from_command["loaded_source"]) == ("OK", "daemon")
 
 
 def test_judge_decides_without_explaining_and_explain_reads_the_verdict():
@@ -193,7 +193,7 @@ def test_judge_decides_without_explaining_and_explain_reads_the_verdict():
              "text": '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]\n  runtime_type = "io.containerd.runc.v2"\n'}]}],
         import_globs=[{"pattern": "/etc/containerd/conf.d/*.conf", "declared_in": "/etc/containerd/config.toml", "matches": []}])
     verdict = judge(node, CLASSES[:1], node_name="n1", node_labels={})
-    assert (verdict["status"], verdict["verdict"], verdict["lines"]) == ("MISSING", "MISSING", ["MISSING=nvidia"])
+    assert (verdict["status"], verdict["status"], verdict["lines"]) == ("MISSING", "MISSING", ["MISSING=nvidia"])
     assert verdict["findings"] == [] and verdict["missing_explained"] == {}
     explanation = explain(verdict, node)
     assert explanation["missing_explained"] == {"nvidia": ["DROPIN_NOT_IMPORTED", "IMPORT_GLOB_MATCHES_NOTHING"]}
@@ -216,8 +216,8 @@ def test_the_running_daemons_answer_beats_the_kubelets_lagging_copy_and_the_copy
     daemon = serving_daemon(["runc", "nvidia", "nvidia-cdi"])
     live = judge(facts(["runc", "nvidia", "nvidia-cdi"], source="command", daemon=daemon), CLASSES, node_name="n1",
                  nodes=nodes)
-    assert (live["verdict"], live["loaded_source"]) == ("OK", "daemon"), live
+    assert (live["status"], live["loaded_source"]) == ("OK", "daemon"), live
     assert any("lacks nvidia-cdi" in note and "lags a restart" in note for note in live["notes"]), live["notes"]
     # Without the daemon's view the Node's copy is the only word on what was loaded: absent there, not served.
     dump = judge(facts(["runc", "nvidia", "nvidia-cdi"]), CLASSES, node_name="n1", nodes=nodes)
-    assert (dump["verdict"], dump["missing_handlers"]) == ("MISSING", ["nvidia-cdi"]), dump
+    assert (dump["status"], dump["missing_handlers"]) == ("MISSING", ["nvidia-cdi"]), dump

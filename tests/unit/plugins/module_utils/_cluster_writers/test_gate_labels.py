@@ -19,7 +19,7 @@ POOL = {"pool": "gpu"}
 
 
 def verdict(node, status, loaded=()):
-    return {"node": node, "verdict": status, "loaded_runtimes": list(loaded)}
+    return {"node": node, "status": status, "loaded_runtimes": list(loaded)}
 
 
 def by_node(plan):
@@ -92,11 +92,11 @@ def test_label_names_kubernetes_accepts_are_labelled(handler):
 
 @pytest.mark.parametrize(("verdicts", "fragment"), [
     ({"n1": "OK"}, "verdicts must be a list"),
-    (["OK"], "verdicts item 1 is 'OK', not a handler_crosscheck result"),
-    ([{"verdict": "OK", "loaded_runtimes": []}], "verdicts item 1 has no 'node'"),
-    ([verdict("n1", "ok")], "'verdict' is 'ok', not one of OK, MISSING, UNKNOWN"),
-    ([{"node": "n1", "verdict": "OK"}], "'loaded_runtimes' is None, not a list"),
-    ([{"node": "n1", "verdict": "MISSING", "loaded_runtimes": "runc"}], "'loaded_runtimes' is 'runc'"),
+    (["OK"], "verdicts item 1 is 'OK', not a node_crosscheck result"),
+    ([{"status": "OK", "loaded_runtimes": []}], "verdicts item 1 has no 'node'"),
+    ([verdict("n1", "ok")], "'status' is 'ok', not one of OK, MISSING, UNKNOWN"),
+    ([{"node": "n1", "status": "OK"}], "'loaded_runtimes' is None, not a list"),
+    ([{"node": "n1", "status": "MISSING", "loaded_runtimes": "runc"}], "'loaded_runtimes' is 'runc'"),
     ([verdict("n1", "OK"), verdict("n1", "MISSING")], "node 'n1' is judged twice"),
 ])
 def test_a_verdict_that_cannot_be_read_stops_the_plan(verdicts, fragment):
@@ -106,7 +106,7 @@ def test_a_verdict_that_cannot_be_read_stops_the_plan(verdicts, fragment):
 
 
 def test_an_unknown_verdict_needs_no_loaded_runtimes():
-    (entry,) = plan_labels([{"node": "n1", "verdict": "UNKNOWN"}], {"n1": {NVIDIA: "served"}})["nodes"]
+    (entry,) = plan_labels([{"node": "n1", "status": "UNKNOWN"}], {"n1": {NVIDIA: "served"}})["nodes"]
     assert entry["remove"] == [NVIDIA] and entry["served"] == []
 
 
@@ -189,9 +189,9 @@ def test_the_whole_plan_feeds_the_binding():
 
 
 def test_a_verdict_is_read_from_its_status_key():
-    """A verdict that says its status only under ``status`` (the deprecated ``verdict`` key absent) is read."""
+    """A verdict says its status under ``status``; the pre-release ``verdict`` key alone is refused."""
     (entry,) = plan_labels([{"node": "n1", "status": "UNKNOWN"}], {"n1": {NVIDIA: "served"}})["nodes"]
     assert entry["remove"] == [NVIDIA] and entry["served"] == []
     with pytest.raises(RuntimeGateError) as refused:
-        plan_labels([{"node": "n1", "status": "ok", "verdict": "OK", "loaded_runtimes": []}], {"n1": {}})
-    assert "'status' is 'ok'" in str(refused.value)
+        plan_labels([{"node": "n1", "verdict": "OK", "loaded_runtimes": []}], {"n1": {}})
+    assert "'status' is None" in str(refused.value)

@@ -16,7 +16,7 @@ SERVED = ["nvidia", "runc"]
 
 
 def verdicts(**loaded):
-    return [{"node": node, "verdict": "OK" if runtimes is not None else "UNKNOWN", "loaded_runtimes": runtimes or []}
+    return [{"node": node, "status": "OK" if runtimes is not None else "UNKNOWN", "loaded_runtimes": runtimes or []}
             for node, runtimes in loaded.items()]
 
 
@@ -95,7 +95,7 @@ def test_refusals_name_class_handler_and_nodes(desired, judged, refusal):
 
 
 def test_unknown_verdict_serves_nothing_even_with_runtimes_listed():
-    judged = [{"node": "gpu-1", "verdict": "UNKNOWN", "loaded_runtimes": SERVED}]
+    judged = [{"node": "gpu-1", "status": "UNKNOWN", "loaded_runtimes": SERVED}]
     assert plan({"name": "nvidia", "handler": "nvidia", "node_selector": GPU}, judged)["missing"] == ["gpu-1"]
 
 

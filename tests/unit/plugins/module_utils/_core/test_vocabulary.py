@@ -7,6 +7,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabu
     run_passed,
     status_of,
     verdict_lines,
+    with_status,
 )
 
 
@@ -16,13 +17,14 @@ def test_lines_are_the_contract_users_grep_for():
     assert verdict_lines({"status": "OK", "missing_handlers": []}) == ["OK"]
 
 
-def test_the_deprecated_verdict_key_is_still_read():
-    # registered results and verdicts files written before `status` existed
-    assert status_of({"verdict": "MISSING"}) == "MISSING" and passed({"verdict": "OK"})
-    assert status_of({"status": "OK", "verdict": "OK"}) == "OK"
+def test_a_verdict_says_its_word_under_status_only():
+    # the pre-release `verdict` key is gone: a mapping holding only it is no verdict, and never passes
+    assert status_of({"status": "MISSING"}) == "MISSING" and passed({"status": "OK"})
+    assert status_of({"verdict": "OK"}) is None and not passed({"verdict": "OK"})
+    assert with_status({"node": "n1"}, "OK") == {"node": "n1", "status": "OK"}
 
 
-@pytest.mark.parametrize("verdict", [None, {}, {"status": "ok"}, {"verdict": "PROBABLY_FINE"}, {"status": "UNKNOWN"},
+@pytest.mark.parametrize("verdict", [None, {}, {"status": "ok"}, {"status": "PROBABLY_FINE"}, {"status": "UNKNOWN"},
                                      {"status": "MISSING"}])
 def test_only_ok_passes(verdict):
     assert not passed(verdict)

@@ -103,14 +103,14 @@ def test_rc_crosscheck_explain_prints_findings_after_the_missing_lines(tmp_path)
     assert any(line.strip().startswith("remedy: ") for line in lines)
 
 
-def test_handler_crosscheck_failure_message_lists_findings(tmp_path):
+def test_node_crosscheck_failure_message_lists_findings(tmp_path):
     # The action plugin as crosscheck.yml runs it: a failed host's msg has the findings under MISSING=.
     facts = demo_facts("gpu-node-04")
     playbook, saved = tmp_path / "play.yml", tmp_path / "result.json"
     playbook.write_text(yaml.safe_dump([{
         "hosts": "localhost", "gather_facts": False,
         "tasks": [
-            {"gpufleet.runtime_gate.handler_crosscheck": {
+            {"gpufleet.runtime_gate.node_crosscheck": {
                 "facts": facts, "runtimeclasses": CLASSES, "node_name": "gpu-node-04", "node_labels": GPU_LABELS},
              "register": "judged", "ignore_errors": True},
             {"ansible.builtin.copy": {"content": "{{ judged | to_json }}", "dest": str(saved)}},
@@ -161,7 +161,7 @@ def test_odd_evidence_never_breaks_a_verdict(evidence, version):
     # Whatever a node (or a newer node module) sends, the verdict is still reached and stays what the dump says.
     facts = {**demo_facts("gpu-node-02"), **evidence, "containerd_version": version}
     verdict = judge_and_explain(facts, CLASSES, node_name="n1", node_labels=GPU_LABELS)
-    assert verdict["verdict"] in ("OK", "MISSING")
+    assert verdict["status"] in ("OK", "MISSING")
     assert set(verdict["missing_explained"]) == set(verdict["missing_handlers"])
     if verdict["loaded_source"] == "dump":  # only a readable daemon view may change what is served
         assert verdict["missing_handlers"] == ["nvidia", "nvidia-cdi"]

@@ -20,7 +20,7 @@ def judged(node, loaded, required=(), configured=None, verdict=None, daemon=None
     missing = sorted(set(required) - set(loaded))
     return {
         "node": node,
-        "verdict": verdict or ("MISSING" if missing else "OK"),
+        "status": verdict or ("MISSING" if missing else "OK"),
         "loaded_runtimes": sorted(loaded),
         "configured_runtimes": sorted(configured if configured is not None else loaded),
         "required_handlers": sorted(required),
@@ -102,7 +102,7 @@ def test_the_demo_typo_is_served_by_no_judged_node():
     # The demo judges 7 of its cluster's 9 Nodes (gpu-node-08 unreachable, cpu-node-01 not in the inventory).
     verdicts = [judged(f"gpu-node-0{number}", ["nvidia", "runc"]) for number in range(1, 7)]
     verdicts.append(judged("gpu-node-07", ["nvidia", "runc"], required=["nvdia", "nvidia", "runc"]))
-    verdicts.append({"node": "gpu-node-08", "verdict": "UNKNOWN"})
+    verdicts.append({"node": "gpu-node-08", "status": "UNKNOWN"})
     finding = served_nowhere(verdicts, DEMO_CLUSTER, "nvdia")
     assert finding["message"].startswith(
         "RuntimeClass nvidia-typo uses handler 'nvdia': no judged node serves it (7 of the cluster's 9 nodes judged) "

@@ -208,7 +208,7 @@ def test_runtime_binary_missing(tmp_path):
 def test_unknown_option_key(tmp_path):
     config = write_tree(tmp_path, {"config.toml": V2_FULL_DROPIN.replace('BinaryName = "/usr/sbin/runc"', 'binary_name = "/usr/sbin/runc"', 1)})
     verdict = verdict_of(gathered_facts(config))
-    assert verdict["verdict"] == OK  # loaded, and silently runs plain runc
+    assert verdict["status"] == OK  # loaded, and silently runs plain runc
     finding = only(verdict, "UNKNOWN_OPTION_KEY")
     assert finding["evidence"]["option"] == "binary_name" and finding["evidence"]["runtime"] == "nvidia"
     assert (finding["evidence"]["file"], finding["evidence"]["line"]) == (str(config), line_of(config, "binary_name"))
@@ -314,7 +314,7 @@ def test_mixed_config_versions(tmp_path):
     _dump, facts = real_dump_facts(tmp_path, "S3full", "2.2", {"conf.d/99-nvidia.toml": S1_DROPIN})
     assert sorted(facts["runtimes"]) == ["nvidia", "nvidia-cdi", "runc"]
     verdict = verdict_of(facts)
-    assert verdict["verdict"] == OK
+    assert verdict["status"] == OK
     finding = only(verdict, "MIXED_CONFIG_VERSIONS")
     assert finding["severity"] == "warning"
     assert (finding["evidence"]["root_version"], finding["evidence"]["config_version"]) == (2, 3)
@@ -342,7 +342,7 @@ def test_default_runtime_not_runc(tmp_path):
     _dump, facts = real_dump_facts(tmp_path, "S5", "2.2")
     assert facts["default_runtime_name"] == "nvidia"
     verdict = verdict_of(facts)
-    assert verdict["verdict"] == OK
+    assert verdict["status"] == OK
     finding = only(verdict, "DEFAULT_RUNTIME_NOT_RUNC")
     assert {key: finding["evidence"][key] for key in ("DEFAULT_RUNTIME", "AFFECTED", "NEEDS_RUNTIMECLASS", "BLAST_RADIUS")} == {
         "DEFAULT_RUNTIME": "nvidia", "AFFECTED": "all", "NEEDS_RUNTIMECLASS": "no", "BLAST_RADIUS": "node"}
@@ -390,7 +390,7 @@ def test_pending_restart(tmp_path, running_daemon, release_name):
     assert (facts["daemon"]["state"], facts["daemon"]["source"]) == ("serving", "crictl"), facts["daemon"]
     verdict = verdict_of(facts)
     assert verdict["loaded_source"] == "daemon" and verdict["daemon_runtimes"] == ["nvidia", "nvidia-cdi", "runc"]
-    assert verdict["verdict"] == OK
+    assert verdict["status"] == OK
     finding = only(verdict, "PENDING_RESTART")
     assert finding["evidence"]["only_in_daemon"] == ["nvidia-cdi"] and finding["evidence"]["dump_runtimes"] == ["nvidia", "runc"]
     assert daemon.running()
@@ -408,6 +408,6 @@ def test_rows_are_silent_without_evidence():
     from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import facts_from_dump
 
     verdict = verdict_of(facts_from_dump(dump, source="file", source_name="dump", version_text="1.6.20"))
-    assert verdict["verdict"] == MISSING and verdict["findings"] == []
+    assert verdict["status"] == MISSING and verdict["findings"] == []
     # Without the files, "not configured anywhere" cannot be claimed: the handlers stay unexplained.
     assert verdict["missing_explained"] == {"nvidia": [], "nvidia-cdi": []}

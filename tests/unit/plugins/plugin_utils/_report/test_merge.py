@@ -16,7 +16,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict imp
 
 
 def verdict(host, outcome="OK", **fields):
-    return {"node": host, "verdict": outcome, "lines": [outcome], "loaded_runtimes": ["runc"], **fields}
+    return {"node": host, "status": outcome, "lines": [outcome], "loaded_runtimes": ["runc"], **fields}
 
 
 def slice_report(hosts, inventory="inv.yml"):
@@ -48,7 +48,7 @@ def test_merged_verdicts_keep_every_host_once_and_the_inventory_sources(tmp_path
     reports["b"]["hosts"]["h3"] = verdict("h3", "MISSING", missing_handlers=["nvidia"], node_runtime_handlers=["runc"])
     verdicts, sources = merge_slice_reports(reports)
     assert sorted(verdicts) == ["h1", "h2", "h3"] and sources == ["a.yml", "b.yml"]
-    assert verdicts["h3"]["verdict"] == "MISSING" and verdicts["h3"]["node_runtime_handlers"] == ["runc"]
+    assert verdicts["h3"]["status"] == "MISSING" and verdicts["h3"]["node_runtime_handlers"] == ["runc"]
     # A report written before node_runtime_handlers existed: the field is there, null.
     assert verdicts["h1"]["node_runtime_handlers"] is None
 
@@ -60,9 +60,9 @@ def test_a_host_in_two_slices_is_refused_naming_both_files():
 
 def test_a_verdict_that_is_not_one_is_unknown_never_ok():
     report = slice_report(["h1"])
-    report["hosts"]["h1"]["verdict"] = "FINE"
+    report["hosts"]["h1"]["status"] = "FINE"
     verdicts, _sources = merge_slice_reports({"a": report})
-    assert verdicts["h1"]["verdict"] == "UNKNOWN"
+    assert verdicts["h1"]["status"] == "UNKNOWN"
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -114,7 +114,7 @@ def test_a_host_set_to_ok_with_its_missing_handlers_listed_is_refused(tmp_path):
 def test_a_host_made_ok_in_every_field_but_its_evidence_is_refused(tmp_path):
     # status, lines and missing_handlers all say OK; required_handlers against loaded_runtimes still says nvidia is missing.
     report = real_report({"h1": ["runc"]})
-    report["hosts"]["h1"].update(status="OK", verdict="OK", lines=["OK"], missing_handlers=[], reason="")
+    report["hosts"]["h1"].update(status="OK", lines=["OK"], missing_handlers=[], reason="")
     with pytest.raises(RuntimeGateError, match=r"host 'h1': its status is OK but its evidence says MISSING"):
         read_written(tmp_path, report)
 

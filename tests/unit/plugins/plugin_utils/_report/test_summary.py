@@ -30,7 +30,7 @@ def _registered():
 
 def test_hosts_without_a_verdict_are_unknown_not_dropped():
     verdicts = collect_verdicts(_registered())
-    assert {host: verdict["verdict"] for host, verdict in verdicts.items()} == {
+    assert {host: verdict["status"] for host, verdict in verdicts.items()} == {
         "bad-node": "MISSING",
         "gone-node": "UNKNOWN",
         "never-judged": "UNKNOWN",
@@ -53,7 +53,7 @@ def test_verdicts_file_holds_every_host_and_the_counts(tmp_path):
     document = json.loads(target.read_text())
     assert document["counts"] == {"OK": 1, "MISSING": 1, "UNKNOWN": 2}
     assert document["hosts"]["bad-node"]["missing_handlers"] == ["nvidia"]
-    assert document["hosts"]["bad-node"]["status"] == document["hosts"]["bad-node"]["verdict"] == "MISSING"
+    assert document["hosts"]["bad-node"]["status"] == document["hosts"]["bad-node"]["status"] == "MISSING"
     assert [path.name for path in target.parent.iterdir()] == ["verdicts.json"]
 
 

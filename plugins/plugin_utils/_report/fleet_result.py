@@ -1,0 +1,35 @@
+# Copyright: gpufleet platform team
+# Apache License 2.0 (see galaxy.yml)
+"""The one result of the fleet tasks (crosscheck_summary, report_merge): the verdicts, their counts and sources,
+whether the run passed, the fleet's findings, the table; ``changed`` when a report or a verdicts file was written."""
+
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabulary import run_passed
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.report import report_lines
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summary import (
+    fleet_lines,
+    summary_lines,
+    verdict_counts,
+    verdict_source_counts,
+)
+
+
+def fleet_result(verdicts, fleet, *, lines_before=(), report=None, report_paths=None, verdicts_file_written=False):
+    """The task result of a fleet task. ``lines_before``: what the table shows before the fleet findings (the verdict
+    source line, a rollout's notes); ``report``/``report_paths``: what ``write_reports`` wrote, if it ran."""
+    lines = list(lines_before) + fleet_lines(fleet)
+    result = {
+        "changed": bool(report_paths) or verdicts_file_written,
+        "verdicts": verdicts,
+        "counts": verdict_counts(verdicts),
+        "verdict_sources": verdict_source_counts(verdicts),
+        "passed": run_passed(fleet["cluster"]["read"], verdicts.values()),
+        "cluster": fleet["cluster"],
+        "fleet_findings": fleet["fleet_findings"],
+        "overhead_findings": fleet["overhead_findings"],
+        "runtimeclasses": fleet["runtimeclasses"],
+    }
+    if report is not None:
+        result.update(report_paths=report_paths, run_id=report["run_id"], changed_hosts=report["changed_hosts"])
+        lines.extend(report_lines(report, report_paths))
+    result["table_lines"] = summary_lines(verdicts, lines)
+    return result
