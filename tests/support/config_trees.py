@@ -10,7 +10,10 @@ exist), ``runtime_type`` (runc, kata, empty) and options. The same seed gives th
 
 The start-up keys (docs/cri-startup.md: ``required_plugins``, ``root``/``state``, ``timeouts``, a runtime's
 ``base_runtime_spec`` and its file) come from a second random stream of the same seed (``_start_up``), so adding them
-left every earlier tree as it was.
+left every earlier tree as it was. A third stream (``_runtime_keys``) writes the other keys of a runtime table and of
+runc's options that some release's ``containerd config default`` prints (``tools/differential`` lists them from the
+binaries and names any no tree set), with values that keep a runtime usable, so the daemons decide whether a key the
+judgement does not read changes what is served.
 
 Nothing here predicts what containerd does with a tree: the real daemon is the oracle (support.containerd_daemons).
 """
@@ -185,6 +188,7 @@ def generate(seed: int) -> Tree:
     }[form]
     tree = Tree(seed, [root] + dropins, description)
     _start_up(tree, seed)
+    _runtime_keys(tree, seed)
     return tree
 
 
@@ -215,3 +219,54 @@ def _start_up(tree, seed):
         if spec != "missing":
             tree.other_files[BASE_SPEC.removeprefix("/etc/containerd/")] = (
                 '{"ociVersion": "1.1.0"}\n' if spec == "present" else "version = 2\n")
+
+
+# The other keys of a runtime table in some release's `containerd config default` (1.6-2.4), each with values a usable
+# runtime can carry: the default, or a harmless other value (annotations passed through, a device policy that a pod
+# sandbox does not use). Keys a release does not know are ignored by it; the daemon is the oracle either way.
+RUNTIME_TABLE_KEYS = {
+    "cni_conf_dir": [""],
+    "cni_max_conf_num": [0, 1],
+    "container_annotations": [[], ["nvidia.cdi.k8s.io/*"]],
+    "pod_annotations": [[], ["io.kubernetes.cri.*"]],
+    "privileged_without_host_devices": [False, True],
+    "privileged_without_host_devices_all_devices_allowed": [False, True],
+    "runtime_engine": [""],            # 1.x, deprecated
+    "runtime_root": [""],              # 1.x, deprecated
+    "runtime_path": [""],
+    "sandbox_mode": ["podsandbox"],    # 1.7
+    "sandboxer": ["podsandbox"],       # 2.x
+    "snapshotter": [""],
+    "io_type": [""],                   # 2.x
+    "cgroup_writable": [False, True],  # 2.1+
+    "disable_pause_image_pull": [False],   # 2.4
+}
+# runc's options (runc's own type; written only for runc-typed runtimes).
+RUNC_OPTION_KEYS = {
+    "CriuImagePath": [""],
+    "CriuPath": [""],
+    "CriuWorkPath": [""],
+    "IoGid": [0],
+    "IoUid": [0],
+    "NoNewKeyring": [False, True],
+    "NoPivotRoot": [False],
+    "Root": [""],
+    "ShimCgroup": [""],
+}
+
+
+def _runtime_keys(tree, seed):
+    """The remaining keys of runtime tables and runc options, from the seed's own third stream."""
+    rng = random.Random(f"runtime keys {seed}")
+    for config_file in tree.files:
+        for header in [header for header in config_file.tables if ".containerd.runtimes." in header
+                       and not header.endswith(".options")]:
+            if rng.random() < 0.5:
+                keys = rng.sample(sorted(RUNTIME_TABLE_KEYS), rng.randint(1, 5))
+                config_file.tables[header].update({key: rng.choice(RUNTIME_TABLE_KEYS[key]) for key in keys})
+                tree.description.append(f"{header.rsplit('.', 1)[-1]}: {', '.join(keys)}")
+            if config_file.tables[header].get("runtime_type") == "io.containerd.runc.v2" and rng.random() < 0.4:
+                keys = rng.sample(sorted(RUNC_OPTION_KEYS), rng.randint(1, 4))
+                options = config_file.tables.setdefault(header + ".options", {})
+                options.update({key: rng.choice(RUNC_OPTION_KEYS[key]) for key in keys})
+                tree.description.append(f"{header.rsplit('.', 1)[-1]} options: {', '.join(keys)}")

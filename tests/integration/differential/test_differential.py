@@ -61,7 +61,10 @@ def test_no_disagreement_with_the_real_daemons(differential, record_property):
     tool, outcomes, generated = differential
     printed = io.StringIO()
     disagreements = tool.report(outcomes, generated, out=printed)
-    tool.coverage(generated, tool.releases(), out=printed)
+    never_set = tool.coverage(generated, tool.releases(), out=printed)
     # The totals end the run's terminal output, from a pytest-xdist worker too (tests/conftest.py).
     record_property("terminal_summary", printed.getvalue())
     assert disagreements == 0, printed.getvalue()
+    # Every start-up key and every key of a runtime table or of runc's options that some release's `config default`
+    # prints was set by at least one of these trees, so real daemons decided it.
+    assert never_set == [], printed.getvalue()
