@@ -166,7 +166,7 @@ options:
     default: true
   wait_command:
     description:
-      - The command (argv) that exits 0 once containerd answers. Empty means C(ctr --address <socket> version); returned
+      - The command (argv) that exits 0 once containerd answers. Empty means C(ctr --address <socket> --connect-timeout 1s --timeout 1s version); returned
         as RV(wait_command).
     type: list
     elements: str

@@ -29,9 +29,14 @@ def grpc_address(dump_text):
     return DEFAULT_ADDRESS
 
 
+# Each attempt of the wait is bounded by ctr itself: without them, ctr 1.6 to 2.4 waits 10 s for a socket that accepts
+# but does not answer, so the role's wait (one attempt a second) would last about eleven times its timeout.
+WAIT_ATTEMPT_TIMEOUTS = ["--connect-timeout", "1s", "--timeout", "1s"]
+
+
 def wait_command(address):
     """The default wait command: containerd's own client asking the daemon on that socket for its version."""
-    return ["ctr", "--address", address, "version"]
+    return ["ctr", "--address", address, *WAIT_ATTEMPT_TIMEOUTS, "version"]
 
 
 def daemon_endpoints(*, socket, wait, current_dump_text, candidate_dump_text):
