@@ -20,11 +20,13 @@ daemon serves the handler is reported as such (fail closed, but a disagreement a
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 from support.config_trees import ALL_HANDLERS, Tree
@@ -95,13 +97,50 @@ def _link_or_copy(source: str, target: Path):
         shutil.copy2(source, target)
 
 
+# Executables the trees run (the containerd wrapper, the runc wrapper), each written once per run and hard-linked into
+# every tree. A file being written while another thread forks stays open for writing in that child until it execs,
+# and running the file then fails with ETXTBSY ("Text file busy"): with several daemons at once that happened to about
+# one daemon in 700 when each tree wrote its own. ``prepare_executables`` writes them before the threads start.
+_EXECUTABLES_LOCK = threading.Lock()
+_EXECUTABLES: dict = {}
+
+
+def _executables_dir() -> Path:
+    if "dir" not in _EXECUTABLES:
+        directory = Path(tempfile.mkdtemp(prefix="diff-executables-"))
+        atexit.register(shutil.rmtree, directory, True)
+        _EXECUTABLES["dir"] = directory
+    return _EXECUTABLES["dir"]
+
+
+def _runc_wrapper() -> str:
+    with _EXECUTABLES_LOCK:
+        if "runc" not in _EXECUTABLES:
+            path = _executables_dir() / "runc"
+            path.write_text(RUNC_WRAPPER.replace("{runc}", shutil.which("runc") or "/usr/sbin/runc"), encoding="utf-8")
+            path.chmod(0o755)
+            _EXECUTABLES["runc"] = str(path)
+        return _EXECUTABLES["runc"]
+
+
+def _containerd_wrapper(release: Release) -> str:
+    with _EXECUTABLES_LOCK:
+        key = ("containerd", release.version)
+        if key not in _EXECUTABLES:
+            _EXECUTABLES[key] = containerd_wrapper(release, _executables_dir())
+        return _EXECUTABLES[key]
+
+
+def prepare_executables(releases) -> None:
+    """Write every executable the trees run, before any thread forks (see _EXECUTABLES)."""
+    _runc_wrapper()
+    for release in releases:
+        _containerd_wrapper(release)
+
+
 def sandbox_binaries(node_root: Path, release: Release):
     """The node's runc (RUNC_WRAPPER) and the release's own runc shim, in its usr/bin."""
-    runc = shutil.which("runc") or "/usr/sbin/runc"
-    wrapper = node_root / "usr" / "bin" / "runc"
-    wrapper.parent.mkdir(parents=True, exist_ok=True)
-    wrapper.write_text(RUNC_WRAPPER.replace("{runc}", runc), encoding="utf-8")
-    wrapper.chmod(0o755)
+    _link_or_copy(_runc_wrapper(), node_root / "usr" / "bin" / "runc")
     _link_or_copy(os.path.join(os.path.dirname(release.binary), "containerd-shim-runc-v2"),
                   node_root / "usr" / "bin" / "containerd-shim-runc-v2")
 
@@ -165,7 +204,7 @@ def judge_tree(tree: Tree, release: Release, crictl_bin: str, sandbox: dict | No
             if sandbox:
                 truth["sandboxes"] = sandbox_served(daemon, truth, crictl_bin, sandbox["ctr"], sandbox["pause"])
             modes = {}
-            wrapper = containerd_wrapper(release, scratch)
+            wrapper = _containerd_wrapper(release)
             modes["live"] = verdict_for(_params(containerd_bin=wrapper, host_root=str(node_root), ask_daemon=True,
                                                 socket=str(daemon.socket), crictl_bin=crictl_bin))
         finally:

@@ -14,6 +14,11 @@ tests/integration/daemon/test_daemon_startup_rules.py):
   (``v1MigratePluginName``, ``cmd/containerd/server/config/config.go`` @v2.2.9).
 * A required CRI plugin (``io.containerd.grpc.v1.cri``, on 2.x also its runtime and images plugins) that the CRI
   start-up rules refuse (``_facts/cri_startup``) is a required plugin that fails: the daemon exits.
+* Only the node can say (undecided from a dump; a running daemon serving CRI decides): a runtime with
+  ``cgroup_writable = true`` (2.1+, ``ValidateRuntimeConfig`` in ``internal/cri/config/config.go``: "`cgroup_writable`
+  is only supported on cgroup v2"), which takes the CRI runtime plugin down on a node without the unified cgroup v2
+  hierarchy; found by the differential's trees on real 2.1.9, 2.2.9, 2.3.4 and 2.4.2 daemons (these machines run cgroup
+  v1).
 
 Plugin configuration that does not decode (``config.Decode``) makes ``config dump`` fail too, with the same message,
 so it never reaches a verdict.
@@ -138,7 +143,31 @@ def daemon_startup(document, release, cri_errors, root_version=None):
         plugin_errors, plugin_undecided = _required_plugins(required, document, release, cri_errors, root_version)
         errors.extend(plugin_errors)
         undecided.extend(plugin_undecided)
+    undecided.extend(_cgroup_writable(document, release))
     return {"errors": errors, "undecided": undecided}
+
+
+# The first release whose runtimes have cgroup_writable (absent from 2.0.14's `config default`, present from 2.1.9's).
+CGROUP_WRITABLE_SINCE = (2, 1)
+
+
+def _cgroup_writable(document, release):
+    """A runtime with ``cgroup_writable = true``: the CRI runtime plugin starts only on a cgroup v2 node, which the dump
+    does not say. Releases before 2.1 ignore the key."""
+    if tuple(release["high"][:2]) < CGROUP_WRITABLE_SINCE:
+        return []
+    plugins = document.get("plugins") if isinstance(document.get("plugins"), dict) else {}
+    runtime_plugin = plugins.get(CRI_RUNTIME_PLUGIN_V3) if isinstance(plugins.get(CRI_RUNTIME_PLUGIN_V3), dict) else {}
+    containerd = runtime_plugin.get("containerd") if isinstance(runtime_plugin.get("containerd"), dict) else {}
+    runtimes = containerd.get("runtimes") if isinstance(containerd.get("runtimes"), dict) else {}
+    names = sorted(name for name, table in runtimes.items()
+                   if isinstance(table, dict) and table.get("cgroup_writable") is True)
+    if not names:
+        return []
+    return [f"runtime{'s' if len(names) > 1 else ''} {', '.join(repr(name[:63]) for name in names)} "
+            f"set{'' if len(names) > 1 else 's'} cgroup_writable = true, which containerd 2.1 and later accept only "
+            'on a node with the unified cgroup v2 hierarchy: elsewhere the CRI plugin fails to load ("`cgroup_writable` '
+            'is only supported on cgroup v2") and no runtime is served']
 
 
 def _minors(release):

@@ -98,3 +98,35 @@ def test_a_running_daemon_serving_cri_decides_a_conditional_required_plugin():
     assert warning and warning[0]["severity"] == "warning", verdict["findings"]
     facts["daemon"] = None
     assert _verdict(facts)["status"] == "UNKNOWN"
+
+
+def _cgroup_writable_facts(version, value, daemon=None):
+    dump_version = 3 if version < "2.3" else 4
+    dump = (f"version = {dump_version}\n" + HEAD + RUNC_2X + f"  cgroup_writable = {value}\n")
+    facts = facts_from_dump(dump, source="command" if daemon else "file", source_name="dump", version_text=version)
+    facts["daemon"] = daemon_view(daemon) if daemon else None
+    return facts
+
+
+@pytest.mark.parametrize(("version", "value", "status"), [
+    ("2.1.9", "true", "UNKNOWN"), ("2.4.2", "true", "UNKNOWN"),
+    ("2.4.2", "false", "OK"),
+    ("2.0.14", "true", "OK"),  # 2.0 has no cgroup_writable: the key is ignored
+])
+def test_cgroup_writable_is_for_the_node_to_decide(version, value, status):
+    """2.1+ refuses a runtime with cgroup_writable = true unless the node runs the unified cgroup v2 hierarchy, which
+    a dump does not say (the differential's trees found it on real 2.1.9-2.4.2 daemons on these cgroup v1 machines)."""
+    verdict = _verdict(_cgroup_writable_facts(version, value))
+    assert verdict["status"] == status, verdict
+    if status == "UNKNOWN":
+        assert "cgroup_writable = true" in verdict["reason"] and "cgroup v2" in verdict["reason"], verdict
+
+
+def test_a_running_daemon_serving_cri_decides_cgroup_writable():
+    """A daemon that serves CRI with it started on a cgroup v2 node: its view decides, and a warning stays."""
+    daemon = {"source": "crictl", "socket": "/run/containerd/containerd.sock", "rc": 0, "stderr": "",
+              "stdout": '{"config": {"containerd": {"defaultRuntimeName": "runc", "runtimes": {"runc": '
+                        '{"runtimeType": "io.containerd.runc.v2"}}}}}'}
+    verdict = _verdict(_cgroup_writable_facts("2.3.4", "true", daemon=daemon))
+    assert verdict["status"] == "OK", verdict
+    assert "CONTAINERD_WILL_NOT_START" in {finding["code"] for finding in verdict["findings"]}, verdict["findings"]
