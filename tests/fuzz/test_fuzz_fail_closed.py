@@ -203,6 +203,8 @@ TOML_DOCUMENTS = st.recursive(st.dictionaries(TOML_KEYS, TOML_VALUES, max_size=4
 @given(document=TOML_DOCUMENTS)
 def test_a_toml_document_without_credentials_is_shipped_unchanged(document):
     text = toml_dumps(document)
-    assume(not any(key in text.lower() for key in node_redaction.SECRET_KEYS) and "://" not in text)
+    # Keys that name a credential or a header table are redacted by design (test_redaction covers them).
+    assume(not any(key in text.lower() for key in node_redaction.SECRET_KEYS + node_redaction.HEADER_TABLES)
+           and "://" not in text)
     entry = node_redaction.redact_evidence({"config_files": [{"path": "/x.toml", "text": text, "error": None}]})["config_files"][0]
     assert entry["text"] == text, entry["error"]
