@@ -48,8 +48,9 @@ def test_the_address_of_every_file_version_a_release_reads(release_name, tmp_pat
 def test_the_inputs_win_and_the_rollback_waits_on_todays_address():
     endpoints = daemon_endpoints(socket="", wait=[], current_dump_text='[grpc]\naddress = "/a.sock"\n',
                                  candidate_dump_text='[plugins."io.containerd.server.v1.grpc"]\naddress = "/b.sock"\n')
-    assert endpoints == {"socket": "/b.sock", "wait_command": ["ctr", "--address", "/b.sock", "--connect-timeout", "1s", "--timeout", "1s", "version"],
-                         "restored_socket": "/a.sock", "restored_wait_command": ["ctr", "--address", "/a.sock", "--connect-timeout", "1s", "--timeout", "1s", "version"]}
+    bounded = ["--connect-timeout", "1s", "--timeout", "1s"]
+    assert endpoints == {"socket": "/b.sock", "wait_command": ["ctr", "--address", "/b.sock", *bounded, "version"],
+                         "restored_socket": "/a.sock", "restored_wait_command": ["ctr", "--address", "/a.sock", *bounded, "version"]}
     given = daemon_endpoints(socket="/k3s.sock", wait=["true"], current_dump_text=None, candidate_dump_text="")
     assert given["socket"] == given["restored_socket"] == "/k3s.sock" and given["wait_command"] == ["true"]
 
