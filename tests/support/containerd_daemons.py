@@ -4,10 +4,11 @@ Releases: Debian's containerd (1.6.20, /usr/bin/containerd) and the ones `tools/
 module proxy into ~/.cache/gpufleet-runtime-gate (its ``components.json`` manifest), with the real crictl.
 
 A daemon runs the tree ``<node>/etc/containerd`` as the node's /etc/containerd: ``unshare --mount`` with private
-propagation, the tree bind-mounted at /etc/containerd, a private directory at /run/containerd (state and sockets) and
-/var/lib/containerd (root), a tmpfs at /opt. The config therefore names no private path: the daemon uses containerd's
-defaults, and its socket shows outside the namespace at ``<work>/run/containerd.sock``. Nothing of this machine's own
-containerd configuration or state is read or written.
+propagation, the tree bind-mounted at /etc/containerd, an empty tmpfs at /run (2.x's NRI socket, /var/run/nri, stays in
+the namespace), a private directory at /run/containerd (state and sockets) and /var/lib/containerd (root), a tmpfs at
+/opt. The config therefore names no private path: the daemon uses containerd's defaults, and its socket shows outside
+the namespace at ``<work>/run/containerd.sock``. Nothing of this machine's own containerd configuration or state,
+nor anything else under its /run, is read or written (tests/integration/daemon/test_private_namespace.py).
 """
 from __future__ import annotations
 
@@ -140,6 +141,8 @@ _NAMESPACE_SCRIPT = """
 set -eu
 tree=$1 work=$2 bin=$3
 mount --bind "$tree" /etc/containerd
+# A private /run: 2.x's NRI binds /var/run/nri/nri.sock (a /run symlink), and runc keeps its state there.
+mount -t tmpfs tmpfs /run
 mkdir -p /run/containerd /var/lib/containerd
 mount --bind "$work/run" /run/containerd
 mount --bind "$work/root" /var/lib/containerd
