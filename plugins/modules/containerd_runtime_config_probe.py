@@ -177,161 +177,13 @@ realpaths:
   type: dict
 """
 
-import os
-import shutil
-import tempfile
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.base_specs import base_runtime_specs
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.containerd_release import (
-    parse_containerd_version,
-    parse_version,
-)
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.gather import (
-    find_executable,
-    read_text_file,
-    run_command,
-)
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.imports import imports_loaded
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.toml_imports import read_top_level_imports
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.candidate import dump_candidate
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.config_tree import gather_config_tree
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.gather import find_executable
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.containerd_runtime_config_probe import (
     get_containerd_runtime_config_probe_argument_spec,
 )
-
-PLACEHOLDER = "@@CANDIDATE@@"
-MAX_FILE_BYTES = 4 * 1024 * 1024
-
-
-def _read(path):
-    """(text, error); text None when the file does not exist."""
-    entry = read_text_file(path, MAX_FILE_BYTES)
-    if entry["error"] == "does not exist":
-        return None, None
-    return entry["text"], entry["error"] and "%s %s" % (path, entry["error"])
-
-
-def _run(argv, timeout):
-    rc, stdout, stderr, error = run_command(argv, timeout)
-    return {"rc": rc, "stdout": stdout.decode("utf-8", "replace"), "stderr": error or stderr}
-
-
-def _version(binary, timeout):
-    """(``containerd --version`` result, the version as a tuple or None)."""
-    version = _run([binary, "--version"], timeout)
-    return version, parse_version(parse_containerd_version(version["stdout"])) if version["rc"] == 0 else None
-
-
-def _why_not_writable(path):
-    """None when ``path`` can be written (or created), else the reason. access() reports EROFS too."""
-    target = path
-    while not os.path.lexists(target):
-        parent = os.path.dirname(target)
-        if parent == target:
-            break
-        target = parent
-    if os.path.exists(path) and os.path.isdir(path):
-        target = path
-    elif os.path.lexists(path):
-        target = os.path.dirname(path) or "/"
-    if not os.path.isdir(target):
-        return "%s is not a directory" % target
-    if not os.access(target, os.W_OK | os.X_OK):
-        try:
-            read_only = os.statvfs(target).f_flag & os.ST_RDONLY
-        except OSError:
-            read_only = False
-        return "%s is %s" % (target, "on a read-only file system" if read_only else "not writable")
-    return None
-
-
-def _stat(path):
-    """``{"mode": "0600", "uid", "gid"}`` of ``path``, or None when it does not exist: written files keep them."""
-    try:
-        status = os.stat(path)
-    except OSError:
-        return None
-    return {"mode": "%04o" % (status.st_mode & 0o7777), "uid": status.st_uid, "gid": status.st_gid}
-
-
-def _listing(path):
-    try:
-        return sorted(os.listdir(path))
-    except OSError:
-        return None
-
-
-def gather(module, binary):
-    params = module.params
-    config_path = params["config_path"]
-    version, version_tuple = _version(binary, params["timeout"])
-    root_text, root_error = _read(config_path)
-    if root_error:
-        module.fail_json(msg="root config " + root_error)
-    root_imports, imports_error = (None, None) if root_text is None else read_top_level_imports(root_text)
-    patterns = list(root_imports or []) + list(params["patterns"])
-    globs, glob_errors = imports_loaded(patterns, config_path, version_tuple)
-    if glob_errors:
-        module.fail_json(msg="; ".join(glob_errors))
-    texts = {}
-    for paths in list(globs.values()) + [params["write_paths"]]:
-        for path in paths:
-            if path not in texts and os.path.isfile(path):
-                text, error = _read(path)
-                if error:
-                    module.fail_json(msg="imported file " + error)
-                texts[path] = text
-    dump = None
-    if root_text is not None:
-        dump = _run([binary, "--config", config_path, "config", "dump"], params["timeout"])
-    stat_paths = [config_path] + list(texts) + list(params["write_paths"])
-    stat_paths += [os.path.dirname(path) for path in params["write_paths"]] + list(params["list_dirs"])
-    module.exit_json(
-        changed=False,
-        stats=dict((path, _stat(path)) for path in stat_paths),
-        listings=dict((path, _listing(path)) for path in params["list_dirs"]),
-        version_text=version["stdout"].strip() if version["rc"] == 0 else None,
-        version_error=None if version["rc"] == 0 else version["stderr"] or "exit %s" % version["rc"],
-        root_text=root_text,
-        root_imports=root_imports,
-        root_imports_error=imports_error,
-        globs=globs,
-        texts=texts,
-        dump=dump,
-        writable=dict((path, _why_not_writable(path)) for path in params["write_paths"]),
-        # Symbolic links resolved: the controller confines every write to the root's real directory.
-        realpaths=dict((path, os.path.realpath(path)) for path in stat_paths + [os.path.dirname(config_path)]),
-        binaries=dict((name, None if find_executable(name) else "not an executable file on the node") for name in params["binaries"]),
-    )
-
-
-def validate(module, binary):
-    params = module.params
-    tmp = tempfile.mkdtemp(prefix="gpufleet-candidate-")
-    try:
-        def place(path):
-            real = path.replace(PLACEHOLDER, tmp)
-            os.makedirs(os.path.dirname(real), exist_ok=True)
-            return real
-
-        for destination, source in params["copy_files"].items():
-            shutil.copyfile(source, place(destination))
-        for destination, text in params["files"].items():
-            with open(place(destination), "w") as handle:
-                handle.write(text.replace(PLACEHOLDER, tmp))
-        config_path = params["config_path"].replace(PLACEHOLDER, tmp)
-        patterns = [pattern.replace(PLACEHOLDER, tmp) for pattern in params["patterns"]]
-        globs, glob_errors = imports_loaded(patterns, config_path, _version(binary, params["timeout"])[1])
-        dump = _run([binary, "--config", config_path, "config", "dump"], params["timeout"])
-    except (OSError, IOError) as error:
-        module.fail_json(msg="cannot build the candidate tree in %s: %s" % (tmp, getattr(error, "strerror", None) or error))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    # Paths are returned with the placeholder again, so the controller compares them with its plan.
-    globs = dict((k.replace(tmp, PLACEHOLDER), [p.replace(tmp, PLACEHOLDER) for p in v]) for k, v in globs.items())
-    dump["stdout"] = dump["stdout"].replace(tmp, PLACEHOLDER)
-    # The CRI plugin opens each base_runtime_spec when it starts: the files the candidate names, as they are on the node.
-    module.exit_json(changed=False, globs=globs, glob_errors=glob_errors, dump=dump,
-                     base_runtime_specs=base_runtime_specs(dump["stdout"]) if dump["rc"] == 0 else {})
 
 
 def main():
@@ -339,9 +191,11 @@ def main():
     binary = find_executable(module.params["containerd_bin"])
     if not binary:
         module.fail_json(msg="containerd binary '%s' was not found (not in PATH or not executable)" % module.params["containerd_bin"])
-    if module.params["mode"] == "gather":
-        gather(module, binary)
-    validate(module, binary)
+    gather = gather_config_tree if module.params["mode"] == "gather" else dump_candidate
+    evidence, error = gather(module.params, binary)
+    if error:
+        module.fail_json(msg=error)
+    module.exit_json(changed=False, **evidence)
 
 
 if __name__ == "__main__":

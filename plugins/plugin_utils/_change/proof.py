@@ -18,13 +18,11 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.conta
     root_config_summary,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.candidate import PLACEHOLDER
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.loaded_config_diff import differences, named_by_plan
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.render import default_change_error
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.toml_write import set_imports
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import served_runtimes
-
-PLACEHOLDER = "@@CANDIDATE@@"
-
 
 def _set_options(options):
     """Options that say something: containerd's built-in runc prints every runc option, unset ones as zero values."""

@@ -4,6 +4,7 @@ import os
 
 import pytest
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.containerd_release import relative_globs_from_cwd
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.config_tree import containerd_version
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.imports import (
     imports_loaded,
     non_magic_directory,
@@ -56,15 +57,13 @@ def test_relative_glob_is_expanded_from_the_config_dir_and_from_the_daemon_cwd(t
 @pytest.mark.components
 def test_probe_resolves_a_relative_glob_by_the_rule_of_the_node_containerd_version(tmp_path):
     """1.6.0-1.6.28/1.7.0-1.7.15 glob a relative import from `/` (the daemon's cwd); 1.6.29+/1.7.16+ from the config's dir."""
-    from ansible_collections.gpufleet.runtime_gate.plugins.modules import containerd_runtime_config_probe as probe
-
     root = write(tmp_path / "etc/config.toml", "version = 2\n")
     from_config_dir = write(tmp_path / "etc/dropins/a.toml", "version = 2\n")
     from_cwd = write(tmp_path / "dropins/b.toml", "version = 2\n")
     relative = os.path.relpath(tmp_path / "dropins", "/") + "/*.toml"  # tmp/.../dropins/*.toml: from `/` it is tmp_path's
     literal = "dropins/a.toml"  # a literal entry joins the config's directory on every version
 
-    _result, node_version = probe._version(require_command("containerd", "containerd"), 60)  # the real binary: 1.6.20
+    _result, node_version = containerd_version(require_command("containerd", "containerd"), 60)  # the real binary: 1.6.20
     assert node_version is not None and relative_globs_from_cwd(node_version)
     globs, errors = imports_loaded([relative, literal], root, node_version)
     assert (globs, errors) == ({relative: [from_cwd], literal: [from_config_dir]}, [])
