@@ -9,18 +9,14 @@ A dump is printed at the binary's own config version, so one reader serves every
 @v2.3.4). An empty address is containerd's default socket.
 """
 
-import tomllib
-
 DEFAULT_ADDRESS = "/run/containerd/containerd.sock"
 GRPC_SERVER_PLUGIN = "io.containerd.server.v1.grpc"
 
 
-def grpc_address(dump_text):
-    """The socket the configuration of ``dump_text`` listens on (the default when it names none or cannot be read)."""
-    try:
-        document = tomllib.loads(dump_text or "")
-    except tomllib.TOMLDecodeError:
-        return DEFAULT_ADDRESS
+def grpc_address(loaded):
+    """The socket the loaded configuration ``loaded`` (``_change/loaded_config.LoadedConfig``) listens on; the default
+    when it names none or is not known (None)."""
+    document = loaded.document if loaded is not None else {}
     plugins = document.get("plugins") if isinstance(document.get("plugins"), dict) else {}
     for table in (plugins.get(GRPC_SERVER_PLUGIN), document.get("grpc")):
         address = table.get("address") if isinstance(table, dict) else None
@@ -39,10 +35,10 @@ def wait_command(address):
     return ["ctr", "--address", address, *WAIT_ATTEMPT_TIMEOUTS, "version"]
 
 
-def daemon_endpoints(*, socket, wait, current_dump_text, candidate_dump_text):
+def daemon_endpoints(*, socket, wait, current, candidate):
     """``{"socket", "wait_command", "restored_socket", "restored_wait_command"}``: the inputs where given, else
     the address of the candidate (after the restart) and of today's files (after a rollback)."""
-    after = socket or grpc_address(candidate_dump_text)
-    before = socket or grpc_address(current_dump_text)
+    after = socket or grpc_address(candidate)
+    before = socket or grpc_address(current)
     return {"socket": after, "wait_command": list(wait) if wait else wait_command(after),
             "restored_socket": before, "restored_wait_command": list(wait) if wait else wait_command(before)}

@@ -51,7 +51,7 @@ CDI_FIRST_RELEASE = (1, 7)
 
 
 def cdi_setting(containerd_version, enable_cdi):
-    """``(cri_settings, errors, warnings)`` for ``containerd_runtimes_enable_cdi`` on ``containerd_version`` ("1.6.20").
+    """``(cri_settings, errors, warnings)`` for option ``enable_cdi`` on ``containerd_version`` ("1.6.20").
 
     None leaves the key alone. On a release before 1.7 the key is ignored: ``true`` is refused (the node would not give
     what is asked), ``false`` is what 1.6 does anyway, so it is not written and a warning says why.
@@ -67,6 +67,6 @@ def cdi_setting(containerd_version, enable_cdi):
     rule = (f"containerd {containerd_version} has no CDI support: the CRI plugin reads enable_cdi from containerd 1.7.0 "
             "on, and 1.6 ignores the key")
     if enable_cdi:
-        return {}, [f"containerd_runtimes_enable_cdi: true cannot be served: {rule}; upgrade containerd to 1.7 or later, "
-                    "or leave containerd_runtimes_enable_cdi null on this host"], []
-    return {}, [], [f"containerd_runtimes_enable_cdi: false is not written: {rule} (it never injects CDI devices)"]
+        return {}, [f"option enable_cdi: true cannot be served: {rule}; upgrade containerd to 1.7 or later, "
+                    "or leave option enable_cdi null on this host"], []
+    return {}, [], [f"option enable_cdi: false is not written: {rule} (it never injects CDI devices)"]

@@ -95,7 +95,7 @@ def plan_backups(plan, *, backup_dir, stamp, existing_paths, import_entries, lis
         caught = import_entries_catching(item["backup"], import_entries)
         if caught:
             errors.append(f"the backup {item['backup']} would be loaded by the import {', '.join(caught)} and win over "
-                          f"the new file: set containerd_runtimes_backup_dir to a directory no import pattern matches")
+                          f"the new file: set option backup_dir to a directory no import pattern matches")
         older = sorted(entry for entry in listing or () if entry.startswith(name + ".") and _BACKUP_STAMP.search(entry))
         prune.extend(posixpath.join(backup_dir, entry) for entry in older[:max(len(older) - (KEPT_BACKUPS - 1), 0)])
     return errors, prune

@@ -40,6 +40,6 @@ def link_errors(files, *, root_path, realpaths):
         elif not _inside(real, real_root_dir):
             errors.append(f"{item['path']} leads through a symbolic link to {real}, outside {real_root_dir}, the real "
                           f"directory of the root config {root_path}: the role writes only there (make "
-                          f"{posixpath.dirname(item['path'])} a directory inside it, or set containerd_runtimes_dropin_dir "
+                          f"{posixpath.dirname(item['path'])} a directory inside it, or set option dropin_dir "
                           "to one)")
     return errors

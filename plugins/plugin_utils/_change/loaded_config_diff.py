@@ -1,13 +1,12 @@
 """Every difference between two loaded configurations (``config dump`` before and after a change).
 
-Controller side (``tomllib``). The role's proof uses it: a change keeps everything the node loaded before unless the
-inputs name it, so every leaf key of the current dump is compared with the candidate's, not only the runtimes —
+Controller side, over ``_change/loaded_config.LoadedConfig`` (each dump parsed once). The role's proof uses it: a
+change keeps everything the node loaded before unless the inputs name it, so every leaf key of the current dump is
+compared with the candidate's, not only the runtimes —
 ``oom_score``, ``debug.level``, ``metrics.address``, ``grpc.max_recv_message_size``, registry mirrors and the options of
 runtimes the change does not touch included. Both dumps come from the same binary, so both are migrated to the same
 config version and compare key for key.
 """
-
-import tomllib
 
 # A credential's value is never repeated in a message (docs/security.md): these key names hold one.
 CREDENTIAL_KEYS = frozenset({"password", "auth", "identitytoken", "token", "client_key", "key_file", "secret"})
@@ -54,20 +53,21 @@ def _without_zero_options(found):
             if not (_is_runtime_option(path) and type(value) in (str, int, bool, list, dict) and value in ZERO_VALUES)}
 
 
-def differences(before_text, after_text, *, named):
-    """``["key: before -> after", ...]`` for every leaf that differs, except those ``named(path)`` accepts.
+def differences(before, after, *, named):
+    """``["key: before -> after", ...]`` for every leaf that differs between two ``_change/loaded_config.LoadedConfig``,
+    except those ``named(path)`` accepts.
 
     ``named`` says which key paths the change's inputs name (its runtimes, the default it may switch, the root
     settings it writes); a runtime option at its zero value equals its absence; top-level ``imports`` always differ
     (a pattern is added, and the candidate's paths are a copy's).
     """
-    before_shown, after_shown = leaves(tomllib.loads(before_text)), leaves(tomllib.loads(after_text))
-    before, after = _without_zero_options(before_shown), _without_zero_options(after_shown)
+    before_shown, after_shown = before.leaves, after.leaves
+    before_set, after_set = _without_zero_options(before_shown), _without_zero_options(after_shown)
     lines = []
-    for path in sorted(set(before) | set(after)):
+    for path in sorted(set(before_set) | set(after_set)):
         if path[0] == "imports" or named(path):
             continue
-        if before.get(path, _ABSENT) != after.get(path, _ABSENT):
+        if before_set.get(path, _ABSENT) != after_set.get(path, _ABSENT):
             old, new = before_shown.get(path, _ABSENT), after_shown.get(path, _ABSENT)
             lines.append(f"{'.'.join(path)}: {_shown(path, old)} -> {_shown(path, new)}")
     return lines
@@ -79,10 +79,10 @@ def _is_release_default(old, new):
     return old is _ABSENT and type(new) in (str, int, bool, list, dict) and new in ZERO_VALUES
 
 
-def summary_and_defaults(before_text, after_text):
-    """``(summary, at_release_defaults)``: the lines of ``differences`` (nothing named), split into what differs from
-    the release's defaults and the keys that only appear at them (shown at -v)."""
-    before_shown, after_shown = leaves(tomllib.loads(before_text)), leaves(tomllib.loads(after_text))
+def summary_and_defaults(before, after):
+    """``(summary, at_release_defaults)``: the lines of ``differences`` (nothing named) between two ``LoadedConfig``,
+    split into what differs from the release's defaults and the keys that only appear at them (shown at -v)."""
+    before_shown, after_shown = before.leaves, after.leaves
     summary, defaults = [], []
     for path in sorted(set(before_shown) | set(after_shown)):
         if path[0] == "imports":

@@ -79,4 +79,4 @@ def refusal(edits):
     return ("the files set what the running containerd has not loaded (edited after it started); the restart after this "
             "change would activate it too, which the inputs do not name:\n" + "\n".join(f"  {edit}" for edit in edits)
             + "\nrestart containerd on its own first, revert the edit, or accept it with "
-            f"containerd_runtimes_accept_pending_edits: {keys}")
+            f"option accept_pending_edits: {keys}")

@@ -2,11 +2,13 @@
 # Apache License 2.0 (see galaxy.yml)
 """The proof of a plan from ``_change/render``: the candidate tree the node dumps, and the judgement of that dump.
 
-Controller side. ``candidate_tree`` says what the node writes into its temp dir; ``judge_candidate`` reads
-what the real ``containerd config dump`` printed for it with the core (``facts_from_dump``,
-``served_runtimes``).
+Controller side. ``candidate_tree`` says what the node writes into its temp dir (``_node/candidate`` writes and dumps
+it); ``prove_candidate`` judges what the node answered: the imports matched, the real ``containerd config dump``
+printed it, and ``judge_candidate`` reads that dump (parsed once) with the core (``facts_from_document``,
+``served_runtimes``) and against the node's current one.
 """
 
+import dataclasses
 import posixpath
 import tomllib
 
@@ -14,11 +16,12 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.conta
     BUILTIN_DEFAULT_RUNTIME,
     CRI_PLUGIN_V2,
     CRI_RUNTIME_PLUGIN_V3,
-    facts_from_dump,
+    facts_from_document,
     root_config_summary,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.candidate import PLACEHOLDER
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.loaded_config import LoadedConfig
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.loaded_config_diff import differences, named_by_plan
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.render import default_change_error
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.toml_write import set_imports
@@ -29,9 +32,11 @@ def _set_options(options):
     return {key: value for key, value in (options or {}).items() if value not in ("", 0, False, None, [], {})}
 
 
-def judge_candidate(plan, dump_text, *, source_name, current_facts=None, current_dump_text=None, root_setting_paths=(),
-                    containerd_version=None, root_text=None, base_runtime_specs=None):
-    """Errors (empty: proven) for the real ``config dump`` of the candidate tree.
+def judge_candidate(plan, candidate, *, current_facts=None, current=None, root_setting_paths=(), containerd_version=None,
+                    root_text=None, base_runtime_specs=None):
+    """Errors (empty: proven) for the real ``config dump`` of the candidate tree, ``candidate``
+    (``_change/loaded_config.LoadedConfig``); ``current`` is the node's current one (None: it does not load or was
+    not judged) and ``current_facts`` its facts.
 
     First: containerd and its CRI plugin start with it (``_facts/daemon_startup``, ``_facts/cri_startup``; docs/cri-startup.md),
     judged for ``containerd_version`` (the node's), with the candidate root's own version (``root_text``) and the node's
@@ -45,10 +50,10 @@ def judge_candidate(plan, dump_text, *, source_name, current_facts=None, current
     it has today (so runc's SystemdCgroup and the node's other runtimes survive).
     """
     try:
-        facts = facts_from_dump(dump_text, source="command", source_name=source_name, version_text=containerd_version,
-                                version_source="the node's `containerd --version`",
-                                root_config=None if root_text is None else root_config_summary(root_text, "the candidate root"),
-                                base_runtime_specs=base_runtime_specs)
+        facts = facts_from_document(candidate.document, source="command", source_name=candidate.source_name,
+                                    version_text=containerd_version, version_source="the node's `containerd --version`",
+                                    root_config=None if root_text is None else root_config_summary(root_text, "the candidate root"),
+                                    base_runtime_specs=base_runtime_specs)
     except RuntimeGateError as error:
         return [str(error)], None
     errors = [f"whether containerd starts with the candidate is not proven: {line}"
@@ -87,21 +92,21 @@ def judge_candidate(plan, dump_text, *, source_name, current_facts=None, current
                 errors.append(f"runtime {name!r} would change its options from "
                               f"{_set_options(current_facts['runtimes'][name]['options'])} to {_set_options(loaded[name]['options'])}, "
                               "which the inputs do not name")
-    if current_dump_text is not None:
+    if current is not None:
         # Nothing the node loads today may change unless the inputs name it: every key, not only the runtimes.
         named = named_by_plan(plan, (CRI_PLUGIN_V2, CRI_RUNTIME_PLUGIN_V3), root_setting_paths)
-        changed = differences(current_dump_text, dump_text, named=named)
+        changed = differences(current, candidate, named=named)
         errors.extend(f"the loaded configuration would change {line}, which the inputs do not name" for line in changed)
-        newly_loaded = _newly_loaded_files(plan, current_dump_text)
+        newly_loaded = _newly_loaded_files(plan, current)
         if changed and newly_loaded:
             errors.append(f"not loaded today and loaded after the change (the import it adds catches them): "
                           f"{', '.join(newly_loaded)}; move them out of the drop-in directory or load them first")
     return errors, facts
 
 
-def _newly_loaded_files(plan, current_dump_text):
+def _newly_loaded_files(plan, current):
     """The files the candidate loads that the node does not load today and the plan does not write."""
-    loaded_today = set(tomllib.loads(current_dump_text).get("imports") or [])
+    loaded_today = set(current.imports)
     written = {item["path"] for item in plan["files"]}
     return [path for path in plan["load_order"][1:] if path not in loaded_today and path not in written]
 
@@ -148,3 +153,41 @@ def unmatched_dropins(tree, globs):
     matched = {path for paths in globs.values() for path in paths}
     matched.update(entry for entry in tree["imports"] if "*" not in entry)
     return [path for path in tree["dropin_paths"] if path not in matched]
+
+
+@dataclasses.dataclass
+class Proof:
+    """``prove_candidate``'s answer: ``refusal`` (None: proven) and whether the default-runtime guard lines go with it;
+    the candidate's dump (``candidate``, a ``LoadedConfig``) and ``facts`` once proven."""
+
+    refusal: str = None
+    with_guard_lines: bool = False
+    candidate: LoadedConfig = None
+    facts: dict = None
+
+
+def prove_candidate(planned, tree, validated, current, *, containerd_version):
+    """The proof of ``planned`` (``_change/planner.PlannedChange``) from the node's answer ``validated`` for the
+    candidate ``tree``; ``current`` is ``_change/outcome.current_state``."""
+    unmatched = unmatched_dropins(tree, validated.get("globs") or {})
+    if unmatched or validated.get("glob_errors"):
+        return Proof(refusal="no import of the candidate root config matches " + ", ".join(unmatched)
+                     + "".join("; " + error for error in validated.get("glob_errors") or []))
+    dumped = validated["dump"]
+    if dumped.get("rc") != 0:
+        return Proof(refusal=f"containerd {containerd_version} rejects the candidate configuration (`config dump` exit "
+                             f"{dumped.get('rc')}): {dumped.get('stderr')}")
+    plan = planned.plan
+    try:
+        candidate = LoadedConfig(dumped["stdout"], "the candidate's `config dump`")
+    except RuntimeGateError as error:
+        errors, facts = [str(error)], None
+    else:
+        errors, facts = judge_candidate(plan, candidate, current_facts=current["facts"], current=current["loaded"],
+                                        root_setting_paths=planned.root_setting_paths, containerd_version=containerd_version,
+                                        root_text=tree["files"][tree["config_path"]],
+                                        base_runtime_specs=validated.get("base_runtime_specs"))
+    if errors:
+        return Proof(refusal="the candidate configuration fails its proof, nothing was written:\n"
+                             + "\n".join(errors + plan["guard_lines"]), with_guard_lines=True)
+    return Proof(candidate=candidate, facts=facts)

@@ -106,11 +106,11 @@ def runtime_name_errors(runtimes):
         name = runtime.get("name")
         if not is_dns_label(name):  # a RuntimeClass handler must be one (node/v1 validation)
             errors.append(
-                f"containerd_runtimes_runtimes: runtime name {name!r} is not a DNS-1123 label (lower-case a-z, 0-9, '-', "
+                f"option runtimes: runtime name {name!r} is not a DNS-1123 label (lower-case a-z, 0-9, '-', "
                 "at most 63 characters, starting and ending alphanumeric): no RuntimeClass handler could select it"
             )
         elif name in seen:
-            errors.append(f"containerd_runtimes_runtimes: runtime {name!r} is listed twice")
+            errors.append(f"option runtimes: runtime {name!r} is listed twice")
         seen.add(name)
     return errors
 
@@ -123,17 +123,17 @@ def input_errors(*, root_path, runtimes, dropin_dir, dropin_name, import_pattern
     """
     errors = runtime_name_errors(runtimes)
     import_pattern = import_pattern or posixpath.join(dropin_dir, "*.toml")
-    for name, path in (("containerd_runtimes_dropin_dir", dropin_dir), ("containerd_runtimes_import_pattern", import_pattern)):
+    for name, path in (("dropin_dir", dropin_dir), ("import_pattern", import_pattern)):
         if not path.startswith("/"):
-            errors.append(f"{name} {path!r} is relative: containerd 1.6.0-1.6.28 and 1.7.0-1.7.15 resolve relative "
-                          "globs against the daemon's working directory, so it must be absolute")
+            errors.append(f"option {name} {path!r} is relative: containerd 1.6.0-1.6.28 and 1.7.0-1.7.15 resolve "
+                          "relative globs against the daemon's working directory, so it must be absolute")
         elif _CONTROL_CHARACTER.search(path):
-            errors.append(f"{name} {path!r} holds a control character (a newline, a tab...): no containerd "
+            errors.append(f"option {name} {path!r} holds a control character (a newline, a tab...): no containerd "
                           "configuration path has one")
     errors.extend(_dropin_dir_errors(dropin_dir, root_path))
     if not _DROPIN_NAME.fullmatch(dropin_name):
-        errors.append(f"containerd_runtimes_dropin_name {dropin_name!r} must be a plain file name ending in .toml "
-                      "(letters, digits, '.', '_' and '-', not starting with '.'): the role's import pattern "
+        errors.append(f"option dropin_name {dropin_name!r} must be a plain file name ending in .toml "
+                      "(letters, digits, '.', '_' and '-', not starting with '.'): the import pattern "
                       f"{posixpath.join(dropin_dir, '*.toml')} loads only .toml files, and a name ls shows plainly is one "
                       "an operator finds")
     return errors
@@ -151,7 +151,7 @@ def _dropin_dir_errors(dropin_dir, root_path):
     resolved = posixpath.normpath(dropin_dir)
     if resolved == config_dir or resolved.startswith(config_dir.rstrip("/") + "/"):
         return []
-    return [f"containerd_runtimes_dropin_dir {dropin_dir!r} is outside {config_dir}, the directory of the root config "
+    return [f"option dropin_dir {dropin_dir!r} is outside {config_dir}, the directory of the root config "
             f"{root_path}: the role writes its drop-in only there or below (for example {config_dir}/conf.d)"]
 
 
@@ -181,7 +181,7 @@ def default_change_error(plan, new_default):
     return (
         f"changing default_runtime_name from {plan['current_default_runtime'] or 'unknown'!r} to {new_default!r} "
         "sends every pod on the node that names no RuntimeClass through it; set "
-        "containerd_runtimes_allow_default_change: true to do so"
+        "option allow_default_change: true to do so"
     )
 
 
@@ -312,7 +312,7 @@ def _fill_plan(plan, *, root_path, root_text, containerd_version, runtimes, drop
         return
     if not import_covers(import_pattern, dropin_path):
         raise PlanRefused(
-            f"containerd_runtimes_import_pattern {import_pattern!r} does not match the drop-in {dropin_path!r} "
+            f"option import_pattern {import_pattern!r} does not match the drop-in {dropin_path!r} "
             "(Go filepath.Match: '*' never crosses '/'): containerd would never load it"
         )
     root_document, candidate_root = root_candidate(root_path, root_text, config_version, import_pattern,
@@ -351,10 +351,10 @@ def root_candidate(root_path, root_text, config_version, import_pattern, *, mana
         try:
             return root_document, MANAGED_HEADER + dumps(root_document)
         except TomlWriteError as error:
-            raise PlanRefused(f"containerd_runtimes_root_settings: {error}") from None
+            raise PlanRefused(f"option root_settings: {error}") from None
     if root_text is None:
         raise PlanRefused(
-            f"root config {root_path} does not exist and containerd_runtimes_manage_root_config is false: "
+            f"root config {root_path} does not exist and option manage_root_config is false: "
             "the role edits only a root file that exists (or set manage_root_config to render one)"
         )
     try:
@@ -372,7 +372,7 @@ def dropin_version_of(root_path, root_document, config_version, containerd_versi
         raise PlanRefused(
             f"root config {root_path} has version = {root_version}, above the {config_version} that containerd "
             f"{containerd_version} reads: 1.6.0-1.6.31/1.7.0-1.7.16 silently ignore its tables, later releases refuse "
-            "to start (set containerd_runtimes_manage_root_config to render a root for this containerd)"
+            "to start (set option manage_root_config to render a root for this containerd)"
         )
     if root_version < 2:
         raise PlanRefused(
@@ -471,7 +471,7 @@ def _unwritable_runtime_errors(runtimes):
             try:
                 dumps({"options": {key: value}})
             except TomlWriteError:
-                errors.append(f"containerd_runtimes_runtimes: runtime {runtime.get('name')!r} option {key!r} is "
+                errors.append(f"option runtimes: runtime {runtime.get('name')!r} option {key!r} is "
                               f"{'null (empty in YAML)' if value is None else repr(value)}, which a TOML file cannot hold; "
                               "give it a value or remove it")
     return errors
@@ -487,7 +487,7 @@ def _carry_cri_table(plan, order, documents, dropin_path, requested, default_run
         plan["errors"].append(
             f"{', '.join(shadowing)} is loaded after the drop-in {dropin_path} and declares the CRI plugin: on containerd "
             "1.x it replaces the drop-in's whole CRI table; give the drop-in a name that sorts after it "
-            "(containerd_runtimes_dropin_name) or remove that file's CRI table"
+            "(option dropin_name) or remove that file's CRI table"
         )
         return None
     sources = [path for path in order[:position] if _declares_cri(documents.get(path))]

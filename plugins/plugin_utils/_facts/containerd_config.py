@@ -97,9 +97,22 @@ def _declared_root_version(root_config):
     return root_config["version"] if root_config["version"] is not None else 1
 
 
-def facts_from_dump(dump_text, *, source, source_name, version_text=None, version_source="the caller", root_config=None,
-                    require_dump_keys=False, base_runtime_specs=None):
-    """Turn a ``config dump`` text into containerd facts.
+def parse_dump_text(dump_text, source_name):
+    """The document of a ``config dump`` text (``parse_toml``); RuntimeGateError for an empty or unparsable one."""
+    if not dump_text.strip():
+        raise RuntimeGateError(f"{source_name} printed nothing (an empty configuration dump)")
+    return parse_toml(dump_text, source_name)
+
+
+def facts_from_dump(dump_text, *, source_name, **options):
+    """Turn a ``config dump`` text into containerd facts (``facts_from_document``, whose options it takes).
+    Raises RuntimeGateError for text that is not a usable dump."""
+    return facts_from_document(parse_dump_text(dump_text, source_name), source_name=source_name, **options)
+
+
+def facts_from_document(document, *, source, source_name, version_text=None, version_source="the caller", root_config=None,
+                        require_dump_keys=False, base_runtime_specs=None):
+    """Turn a parsed ``config dump`` (``parse_dump_text``) into containerd facts.
 
     ``source`` is ``"command"`` or ``"file"``; ``source_name`` names the command or file in messages;
     ``version_text`` is what the node (or the user) says printed it (``containerd --version`` output or ``1.7.35``),
@@ -107,11 +120,8 @@ def facts_from_dump(dump_text, *, source, source_name, version_text=None, versio
     ``require_dump_keys``: refuse text without the top-level keys every dump prints (``DUMP_TOP_LEVEL_KEYS``).
     ``base_runtime_specs``: the node's evidence on the ``base_runtime_spec`` files the dump names (``_node/base_specs``);
     None when the node's files were not looked at, which leaves a runtime naming one undecided.
-    Raises RuntimeGateError for text that is not a usable dump.
+    Raises RuntimeGateError for a document that is not a usable dump.
     """
-    if not dump_text.strip():
-        raise RuntimeGateError(f"{source_name} printed nothing (an empty configuration dump)")
-    document = parse_toml(dump_text, source_name)
     if require_dump_keys:
         _require_dump_keys(document, source_name)
     dump_version = _dump_version(document, source_name)

@@ -189,7 +189,7 @@ FAULTS = {
         "DEFAULT_RUNTIME=nvidia\nAFFECTED=all\nNEEDS_RUNTIMECLASS=no\nBLAST_RADIUS=node"),
     "candidate-invalid": ({"conf.d/00-off.toml": NVIDIA_DISABLES_CRI}, {}, "the candidate configuration fails its proof"),
     "root-version-3": ({"config.toml": "version = 3\n"}, {}, "has version = 3, above the 2 that containerd 1.6.20 reads"),
-    "root-missing": (None, {}, "does not exist and containerd_runtimes_manage_root_config is false"),
+    "root-missing": (None, {}, "does not exist and option manage_root_config is false"),
     "shadowed": ({"config.toml": 'version = 2\nimports = ["{tree}/conf.d/*.toml"]\n\n' + s.RUNC_SYSTEMD,
                   "conf.d/zz-vendor.toml": "version = 2\n\n" + s.RUNC_SYSTEMD}, {}, "is loaded after the drop-in"),
     # In conf.d but never loaded so far: the import the role adds would load it and change opt.path, which the inputs

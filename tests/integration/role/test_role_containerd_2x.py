@@ -288,7 +288,7 @@ def test_an_edit_the_daemon_has_not_loaded_refuses_the_change_and_is_named(fleet
         assert run.recap()["node-pending"]["failed"] == 1, run.explain()
         failure = run.failures("node-pending")
         assert "runtimes.runc.options.SystemdCgroup: True (running) -> (absent) (files)" in failure, failure
-        assert "containerd_runtimes_accept_pending_edits: ['runtimes.runc.options.SystemdCgroup']" in failure, failure
+        assert "option accept_pending_edits: ['runtimes.runc.options.SystemdCgroup']" in failure, failure
     assert fleet["after_apply"]["node-pending"] == fleet["before"]["node-pending"]
     assert fleet["restarts_after_apply"]["node-pending"] == 0
     assert (fleet["served_after_refusal"]["node-pending"]["runc"].get("options") or {}).get("SystemdCgroup") is True

@@ -28,9 +28,9 @@ def run_check_mode(**args):
 
 
 @pytest.mark.parametrize(("args", "refusal"), [
-    ({"dropin_dir": "/etc/cron.d"}, "containerd_runtimes_dropin_dir '/etc/cron.d' is outside /etc/containerd"),
-    ({"dropin_dir": "/etc/containerd/../cron.d"}, "containerd_runtimes_dropin_dir '/etc/cron.d' is outside /etc/containerd"),
-    ({"dropin_name": "99-gpufleet.toml\n"}, "containerd_runtimes_dropin_name '99-gpufleet.toml\\\\n' must be a plain file name"),
+    ({"dropin_dir": "/etc/cron.d"}, "option dropin_dir '/etc/cron.d' is outside /etc/containerd"),
+    ({"dropin_dir": "/etc/containerd/../cron.d"}, "option dropin_dir '/etc/cron.d' is outside /etc/containerd"),
+    ({"dropin_name": "99-gpufleet.toml\n"}, "option dropin_name '99-gpufleet.toml\\\\n' must be a plain file name"),
     ({"runtimes": [{"name": "nvidia\n"}]}, "runtime name 'nvidia\\\\n' is not a DNS-1123 label"),
 ])
 def test_bad_inputs_fail_in_check_mode_before_the_node_is_read(args, refusal):

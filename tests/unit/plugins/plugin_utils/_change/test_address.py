@@ -9,6 +9,7 @@ from support.containerd_daemons import RELEASE_NAMES, components
 from support.containerd_trees import release_named
 from support.tools import require_tool
 
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.loaded_config import LoadedConfig
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.address import (
     DEFAULT_ADDRESS,
     daemon_endpoints,
@@ -27,7 +28,7 @@ def _dump(binary, config):
     completed = subprocess.run([binary, "--config", str(config), "config", "dump"], capture_output=True, text=True,
                                timeout=60, check=False, cwd="/")
     assert completed.returncode == 0, completed.stderr
-    return completed.stdout
+    return LoadedConfig(completed.stdout, f"the dump of {config}")
 
 
 @pytest.mark.parametrize("release_name", RELEASE_NAMES)
@@ -46,12 +47,13 @@ def test_the_address_of_every_file_version_a_release_reads(release_name, tmp_pat
 
 
 def test_the_inputs_win_and_the_rollback_waits_on_todays_address():
-    endpoints = daemon_endpoints(socket="", wait=[], current_dump_text='[grpc]\naddress = "/a.sock"\n',
-                                 candidate_dump_text='[plugins."io.containerd.server.v1.grpc"]\naddress = "/b.sock"\n')
+    endpoints = daemon_endpoints(socket="", wait=[], current=LoadedConfig('[grpc]\naddress = "/a.sock"\n', "today's dump"),
+                                 candidate=LoadedConfig('[plugins."io.containerd.server.v1.grpc"]\naddress = "/b.sock"\n',
+                                                        "the candidate's dump"))
     bounded = ["--connect-timeout", "1s", "--timeout", "1s"]
     assert endpoints == {"socket": "/b.sock", "wait_command": ["ctr", "--address", "/b.sock", *bounded, "version"],
                          "restored_socket": "/a.sock", "restored_wait_command": ["ctr", "--address", "/a.sock", *bounded, "version"]}
-    given = daemon_endpoints(socket="/k3s.sock", wait=["true"], current_dump_text=None, candidate_dump_text="")
+    given = daemon_endpoints(socket="/k3s.sock", wait=["true"], current=None, candidate=None)
     assert given["socket"] == given["restored_socket"] == "/k3s.sock" and given["wait_command"] == ["true"]
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from support.containerd_trees import dump_node, release_named
 
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.loaded_config import LoadedConfig
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.loaded_config_diff import (
     differences,
     named_by_plan,
@@ -21,7 +22,7 @@ def nothing_named(_path):
     return False
 
 
-def dump_of(tmp_path: Path, name: str, release: str, files: dict) -> str:
+def dump_of(tmp_path: Path, name: str, release: str, files: dict) -> LoadedConfig:
     etc = tmp_path / name / "node" / "etc" / "containerd"
     etc.mkdir(parents=True)
     for relative, text in files.items():
@@ -29,7 +30,7 @@ def dump_of(tmp_path: Path, name: str, release: str, files: dict) -> str:
         (etc / relative).write_text(text, encoding="utf-8")
     dump = dump_node(release_named(release), etc.parents[1])
     assert dump.returncode == 0, dump.stderr[-600:]
-    return dump.text
+    return LoadedConfig(dump.text, f"the {name} dump")
 
 
 @pytest.mark.components
@@ -62,7 +63,7 @@ def test_a_runtime_option_at_its_zero_value_equals_its_absence(tmp_path):
     builtin = dump_of(tmp_path, "builtin", "1.6", {"config.toml": "version = 2\n"})
     written = dump_of(tmp_path, "written", "1.6", {"config.toml": (
         f'version = 2\n[{CRI_V2}.containerd.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n')})
-    assert "BinaryName" in builtin and "BinaryName" not in written.split("runtimes.runc.options]")[-1].split("[")[0]
+    assert "BinaryName" in builtin.text and "BinaryName" not in written.text.split("runtimes.runc.options]")[-1].split("[")[0]
     assert differences(builtin, written, named=nothing_named) == []
     # A non-zero option is a setting all the same.
     systemd = dump_of(tmp_path, "systemd", "1.6", {"config.toml": (
@@ -99,7 +100,7 @@ def test_the_summary_keeps_what_differs_from_the_release_defaults_and_counts_the
     after = before + ('[plugins.cri.containerd.runtimes.nvidia]\nruntime_type = "io.containerd.runc.v2"\n'
                       'cni_conf_dir = ""\nprivileged_without_host_devices = false\n'
                       '[plugins.cri.containerd.runtimes.nvidia.options]\nBinaryName = "/usr/bin/nvidia-container-runtime"\n')
-    summary, defaults = summary_and_defaults(before, after)
+    summary, defaults = summary_and_defaults(LoadedConfig(before, "before"), LoadedConfig(after, "after"))
     assert summary == ["plugins.cri.containerd.runtimes.nvidia.options.BinaryName: (absent) -> '/usr/bin/nvidia-container-runtime'",
                        "plugins.cri.containerd.runtimes.nvidia.runtime_type: (absent) -> 'io.containerd.runc.v2'"]
     assert defaults == ["plugins.cri.containerd.runtimes.nvidia.cni_conf_dir: (absent) -> ''",

@@ -42,4 +42,4 @@ def test_accepting_names_a_key_or_a_prefix_and_the_refusal_lists_what_to_accept(
     edits = ["runtimes.runc.options.SystemdCgroup: True (running) -> (absent) (files)", "runtimes.kata: x"]
     assert unaccepted(edits, ["runtimes.runc"]) == ["runtimes.kata: x"]
     assert unaccepted(edits, ["runtimes.run"]) == edits  # a prefix of whole keys only
-    assert "containerd_runtimes_accept_pending_edits: ['runtimes.kata', 'runtimes.runc.options.SystemdCgroup']" in refusal(edits)
+    assert "option accept_pending_edits: ['runtimes.kata', 'runtimes.runc.options.SystemdCgroup']" in refusal(edits)

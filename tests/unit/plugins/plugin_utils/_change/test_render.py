@@ -15,8 +15,9 @@ from support.tools import require_command
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import facts_from_dump
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.render import config_target, make_plan, restore_plan
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.candidate import PLACEHOLDER
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.loaded_config import LoadedConfig
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.proof import (
-    PLACEHOLDER,
     candidate_tree,
     judge_candidate,
 )
@@ -155,7 +156,7 @@ def test_plan_is_deterministic_and_idempotent_once_applied():
 
 
 @pytest.mark.parametrize(("root", "version", "needle"), [
-    (None, "1.6.20", "does not exist and containerd_runtimes_manage_root_config is false"),
+    (None, "1.6.20", "does not exist and option manage_root_config is false"),
     ("version = 3\n", "1.6.20", "has version = 3, above the 2 that containerd 1.6.20 reads"),
     ("version = 4\n", "2.2.0", "has version = 4, above the 3"),
     ("imports = []\n", "1.6.20", "is version 1 (no version key)"),
@@ -234,7 +235,7 @@ def test_v2_rendering_matches_a_real_fixture_tree_whose_real_dump_passes_the_jud
     node = copy_tree(scenario, tmp_path / "node", {"conf.d/99-nvidia.toml": files["/etc/containerd/conf.d/99-nvidia.toml"]})
     dump = dump_node(release, node)
     assert dump.returncode == 0, dump.stderr
-    errors, facts = judge_candidate(plan, dump.text, source_name=f"containerd {release} dump")
+    errors, facts = judge_candidate(plan, LoadedConfig(dump.text, f"containerd {release} dump"))
     assert errors == []
     assert {"runc", "nvidia", "nvidia-cdi"} <= set(facts["runtimes"])
     assert facts["runtimes"]["nvidia-cdi"]["binary_name"] == "/usr/bin/nvidia-container-runtime.cdi"
@@ -245,11 +246,10 @@ def test_judgement_fails_a_dump_that_lost_a_requested_runtime_or_an_existing_one
     dump = dump_text("S6-v2", "1.7", tmp_path)  # the real 1.7 dump of S6-v2: runc + nvidia, no nvidia-cdi
     current = facts_from_dump(dump, source="file", source_name="fixture")
     plan = plan_for(ROOT_V2, runtimes=[NVIDIA_CDI])
-    errors, _facts = judge_candidate(plan, dump, source_name="fixture", current_facts=current)
+    errors, _facts = judge_candidate(plan, LoadedConfig(dump, "fixture"), current_facts=current)
     assert errors == ["MISSING=nvidia-cdi: the candidate configuration does not load runtime 'nvidia-cdi'"]
     richer = dict(current, runtimes=dict(current["runtimes"], kata={"options": {}, "runtime_type": "x", "binary_name": None}))
-    errors, _facts = judge_candidate(plan_for(ROOT_V2, runtimes=[NVIDIA]), dump, source_name="fixture",
-                                     current_facts=richer)
+    errors, _facts = judge_candidate(plan_for(ROOT_V2, runtimes=[NVIDIA]), LoadedConfig(dump, "fixture"), current_facts=richer)
     assert "runtime 'kata' is served today and would not be after the change" in errors
 
 
@@ -268,7 +268,7 @@ def test_a_null_option_is_one_clear_error_naming_the_runtime_and_the_option():
     # YAML `SystemdCgroup:` left empty is null, which no TOML file can hold.
     plan = plan_for(ROOT_V2, runtimes=[{"name": "nvidia", "options": {"SystemdCgroup": None}}])
     assert plan["files"] == []
-    assert plan["errors"] == ["containerd_runtimes_runtimes: runtime 'nvidia' option 'SystemdCgroup' is null (empty in "
+    assert plan["errors"] == ["option runtimes: runtime 'nvidia' option 'SystemdCgroup' is null (empty in "
                               "YAML), which a TOML file cannot hold; give it a value or remove it"]
 
 
@@ -286,13 +286,13 @@ def test_a_default_set_through_root_settings_is_caught_in_the_candidates_real_du
         dropin.write_text(files_of(plan)["/etc/containerd/conf.d/99-gpufleet.toml"])
         dumped = subprocess.run([containerd, "--config", str(dropin), "config", "dump"], capture_output=True, text=True,
                                 check=True, cwd="/", timeout=60)
-        errors, facts = judge_candidate(plan, dumped.stdout, source_name="dump")
+        errors, facts = judge_candidate(plan, LoadedConfig(dumped.stdout, "dump"))
         assert facts["default_runtime_name"] == "nvidia"
         if allow:
             assert errors == []
         else:
             assert errors == ["changing default_runtime_name from 'runc' to 'nvidia' sends every pod on the node that names "
-                              "no RuntimeClass through it; set containerd_runtimes_allow_default_change: true to do so"]
+                              "no RuntimeClass through it; set option allow_default_change: true to do so"]
             assert plan["guard_lines"] == ["DEFAULT_RUNTIME=nvidia", "AFFECTED=all", "NEEDS_RUNTIMECLASS=no",
                                            "BLAST_RADIUS=node"]
 

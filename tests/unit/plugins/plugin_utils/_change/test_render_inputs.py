@@ -26,7 +26,7 @@ def test_the_defaults_plan_cleanly():
 @pytest.mark.parametrize("name", ["nvidia\n", "nvidia\n\n", "\nnvidia", "nvi\ndia"])
 def test_a_runtime_name_with_a_newline_is_not_a_dns_label(name):
     errors = runtime_name_errors([{"name": name}])
-    assert errors == [f"containerd_runtimes_runtimes: runtime name {name!r} is not a DNS-1123 label (lower-case a-z, 0-9, "
+    assert errors == [f"option runtimes: runtime name {name!r} is not a DNS-1123 label (lower-case a-z, 0-9, "
                       "'-', at most 63 characters, starting and ending alphanumeric): no RuntimeClass handler could "
                       "select it"]
     assert plan_for(runtimes=[{"name": name}])["errors"] == errors
@@ -36,7 +36,7 @@ def test_a_runtime_name_with_a_newline_is_not_a_dns_label(name):
                                          "..toml", ".hidden.toml", "99 gpufleet.toml", "99-gpufleet\t.toml"])
 def test_a_dropin_name_must_be_a_plain_file_name(dropin_name):
     plan = plan_for(dropin_name=dropin_name)
-    assert f"containerd_runtimes_dropin_name {dropin_name!r} must be a plain file name ending in .toml" in \
+    assert f"option dropin_name {dropin_name!r} must be a plain file name ending in .toml" in \
         plan["errors"][0], plan["errors"]
     assert plan["files"] == []
 
@@ -45,7 +45,7 @@ def test_a_dropin_name_must_be_a_plain_file_name(dropin_name):
                                         "/root/.ssh"])
 def test_a_dropin_dir_outside_the_root_configs_directory_is_refused(dropin_dir):
     plan = plan_for(dropin_dir=dropin_dir, import_pattern=dropin_dir.rstrip("/") + "/*.toml")
-    assert any(error.startswith(f"containerd_runtimes_dropin_dir {dropin_dir!r} is outside /etc/containerd, the "
+    assert any(error.startswith(f"option dropin_dir {dropin_dir!r} is outside /etc/containerd, the "
                                 "directory of the root config /etc/containerd/config.toml")
                for error in plan["errors"]), plan["errors"]
     assert plan["files"] == []
@@ -54,7 +54,7 @@ def test_a_dropin_dir_outside_the_root_configs_directory_is_refused(dropin_dir):
 @pytest.mark.parametrize("dropin_dir", ["/etc/containerd/conf.d\n", "/etc/containerd/co\nnf.d"])
 def test_a_dropin_dir_with_a_newline_is_refused(dropin_dir):
     plan = plan_for(dropin_dir=dropin_dir)
-    assert any(error.startswith(f"containerd_runtimes_dropin_dir {dropin_dir!r} holds a control character")
+    assert any(error.startswith(f"option dropin_dir {dropin_dir!r} holds a control character")
                for error in plan["errors"]), plan["errors"]
     assert plan["files"] == []
 

@@ -35,7 +35,7 @@ def test_the_nodes_own_root_is_kept_as_written():
 
 def test_a_missing_or_broken_root_is_refused_unless_managed():
     assert refusal(root_candidate, ROOT, None, 2, PATTERN, manage_root_config=False, root_settings=None)[0].startswith(
-        f"root config {ROOT} does not exist and containerd_runtimes_manage_root_config is false")
+        f"root config {ROOT} does not exist and option manage_root_config is false")
     assert refusal(root_candidate, ROOT, "x = [", 2, PATTERN, manage_root_config=False, root_settings=None)[0].startswith(
         f"root config {ROOT} is not valid TOML: ")
 
@@ -49,7 +49,7 @@ def test_a_managed_root_takes_the_binarys_version_and_keeps_its_imports_before_t
 
 def test_managed_root_settings_toml_cannot_hold_are_refused():
     assert refusal(root_candidate, ROOT, None, 2, PATTERN, manage_root_config=True,
-                   root_settings={"root": None})[0].startswith("containerd_runtimes_root_settings: ")
+                   root_settings={"root": None})[0].startswith("option root_settings: ")
 
 
 @pytest.mark.parametrize("document, config_version, needle", [
