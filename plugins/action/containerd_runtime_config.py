@@ -4,10 +4,11 @@
 
 Round trip 1 (node, stdlib): version, root text, imports expanded with Go Glob, texts, modes, the current dump.
 Controller: ``_change/planner`` (what to write and why; the current dump parsed once, ``_change/outcome.current_state``).
-Round trip 2 (node, only when a file changes and the daemon is asked): the running daemon's view (containerd_facts),
-for ``_change/pending``. Round trip 3 (node): the candidate tree in a temp dir, the real ``containerd config dump`` of
-it and the Go Glob of its imports (``_node/candidate``). Controller: ``_change/proof.prove_candidate``, then
-``_change/outcome.proven_result``. This file only handles the options, calls the node and assembles the result.
+Round trip 2 (node, only when a file changes and the daemon is asked): the running daemon's CRI status (the probe's
+``mode: daemon``, ``_node/config_tree.ask_daemon``) for ``_change/pending``; the node's files are not read again.
+Round trip 3 (node): the candidate tree in a temp dir, the real ``containerd config dump`` of it and the Go Glob of its
+imports (``_node/candidate``). Controller: ``_change/proof.prove_candidate``, then ``_change/outcome.proven_result``.
+This file only handles the options, calls the node and assembles the result.
 The role then writes ``files`` with ``ansible.builtin.copy``. Every text shown (message, plan, diff) has the node's
 credential values redacted; only ``files[].content`` carries them, and the role registers this task with no_log.
 """
@@ -19,7 +20,6 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.containerd_runtime_config import (
     get_containerd_runtime_config_argument_spec,
 )
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.gather import gather_containerd_facts
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.address import grpc_address
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.outcome import current_state, proven_result, redactor, shown_plan
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.pending import pending_edits
@@ -31,6 +31,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.plan
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.proof import candidate_tree, prove_candidate
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.toml_write import TomlWriteError
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.daemon_view import daemon_view
 
 PROBE = "gpufleet.runtime_gate.containerd_runtime_config_probe"
 
@@ -93,15 +94,12 @@ class ActionModule(ActionBase):
         files' loaded configuration (_change/pending)."""
         if not request["ask_daemon"]:
             return [], "not asked (option ask_daemon: false)"
-        socket = request["socket"] or grpc_address(current["loaded"])
-        gathered = gather_containerd_facts(self, task_vars, {
-            "containerd_bin": request["containerd_bin"], "config_path": request["config_path"], "socket": socket,
-            "ask_daemon": True, "timeout": request["timeout"]})
-        facts = (gathered.get("ansible_facts") or {}).get("containerd")
-        if gathered.get("failed") or not facts:
-            return [], gathered.get("msg") or "the running daemon could not be asked"
+        answer = self._probe(task_vars, mode="daemon", socket=request["socket"] or grpc_address(current["loaded"]),
+                             containerd_bin=request["containerd_bin"], timeout=request["timeout"])
+        if answer.get("failed"):
+            return [], answer.get("msg") or "the running daemon could not be asked"
         default_named = bool(plan["expected"].get("default_runtime")) or bool(plan.get("allow_default_change"))
-        return pending_edits(facts.get("daemon"), current["facts"], named_runtimes=set(plan["expected"]["runtimes"]),
+        return pending_edits(daemon_view(answer.get("daemon")), current["facts"], named_runtimes=set(plan["expected"]["runtimes"]),
                              default_named=default_named)
 
     def _probe(self, task_vars, **module_args):

@@ -6,7 +6,7 @@
 DOCUMENTATION = r"""
 ---
 module: containerd_runtime_config_probe
-short_description: "Internal: node side of containerd_runtime_config (read the config tree, or dump a candidate tree)"
+short_description: "Internal: node side of containerd_runtime_config (read the config tree, dump a candidate tree, ask the daemon)"
 description:
   - Internal to the M(gpufleet.runtime_gate.containerd_runtime_config) action, not a module for playbooks; its options
     may change in any release.
@@ -19,6 +19,8 @@ description:
     C(<containerd_bin> --config <candidate root> config dump) from working directory C(/), expands O(patterns) in
     the candidate tree, returns the output and removes the directory. Nothing outside the temporary directory is
     written.
+  - With O(mode=daemon), asks the running daemon on O(socket) for its CRI status (C(crictl info), else gRPC), as
+    M(gpufleet.runtime_gate.containerd_facts) does with C(ask_daemon=true), credentials redacted.
   - Standard library only (Python 3.8 or later). Normally called by the action plugin, not from playbooks.
 version_added: 0.2.0
 author:
@@ -28,9 +30,10 @@ extends_documentation_fragment:
 options:
   mode:
     description:
-      - C(gather) reads the node; C(validate) dumps a candidate tree in a temporary directory.
+      - C(gather) reads the node; C(validate) dumps a candidate tree in a temporary directory; C(daemon) asks the
+        running daemon.
     type: str
-    choices: [gather, validate]
+    choices: [gather, validate, daemon]
     required: true
   containerd_bin:
     description:
@@ -77,6 +80,11 @@ options:
       - O(mode=validate) only. Existing files to copy into the candidate tree, destination path to source path.
     type: dict
     default: {}
+  socket:
+    description:
+      - O(mode=daemon) only. The socket the running containerd listens on.
+    type: str
+    default: /run/containerd/containerd.sock
   timeout:
     description:
       - Seconds each containerd command may take.
@@ -131,7 +139,7 @@ root_imports_error:
   type: str
 globs:
   description: Each expanded pattern mapped to its sorted matches.
-  returned: always
+  returned: O(mode=gather) or O(mode=validate)
   type: dict
 glob_errors:
   description:
@@ -146,7 +154,7 @@ texts:
   type: dict
 dump:
   description: C(rc), C(stdout), C(stderr) of the C(config dump) run; null when the root does not exist.
-  returned: always
+  returned: O(mode=gather) or O(mode=validate)
   type: dict
 base_runtime_specs:
   description:
@@ -171,6 +179,12 @@ writable:
   description: For each of O(write_paths), null when writable, else why not.
   returned: O(mode=gather)
   type: dict
+daemon:
+  description:
+    - The running daemon's CRI status as M(gpufleet.runtime_gate.containerd_facts) gathers it (C(source), C(socket),
+      the answer or C(error)), credentials redacted; the controller reads it with C(_facts/daemon_view).
+  returned: O(mode=daemon)
+  type: dict
 realpaths:
   description: Each path of RV(stats) and the root's directory with every symbolic link resolved (C(os.path.realpath)).
   returned: O(mode=gather)
@@ -179,11 +193,13 @@ realpaths:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.candidate import dump_candidate
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.config_tree import gather_config_tree
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.config_tree import ask_daemon, gather_config_tree
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.gather import find_executable
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.containerd_runtime_config_probe import (
     get_containerd_runtime_config_probe_argument_spec,
 )
+
+MODES = {"gather": gather_config_tree, "validate": dump_candidate, "daemon": ask_daemon}
 
 
 def main():
@@ -191,8 +207,7 @@ def main():
     binary = find_executable(module.params["containerd_bin"])
     if not binary:
         module.fail_json(msg="containerd binary '%s' was not found (not in PATH or not executable)" % module.params["containerd_bin"])
-    gather = gather_config_tree if module.params["mode"] == "gather" else dump_candidate
-    evidence, error = gather(module.params, binary)
+    evidence, error = MODES[module.params["mode"]](module.params, binary)
     if error:
         module.fail_json(msg=error)
     module.exit_json(changed=False, **evidence)

@@ -6,6 +6,8 @@ The version, the root config's text and its top-level ``imports``, their Go Glob
 (``_node/imports.imports_loaded``, the rule the crosscheck's walk applies), the text of every file they match (bounded
 reads, ``_node/gather.read_text_file``), the current ``config dump``, and what writing the planned files needs: modes,
 owners, writability, real paths, the backup directory's entries, the runtime binaries. Raw evidence, no judgement.
+With ``mode: daemon`` (``ask_daemon``): the running daemon's CRI status on a socket (``_node/cri_status``, as
+containerd_facts asks it), for the edits it has not loaded; nothing else is read again.
 
 Runs on nodes: standard library only, Python 3.8 syntax.
 """
@@ -14,16 +16,20 @@ from __future__ import absolute_import, division, print_function
 
 import os
 
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.cri_status import daemon_status
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.containerd_release import (
     parse_containerd_version,
     parse_version,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.gather import find_executable, read_text_file, run_command
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.imports import imports_loaded
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.redaction import redact_evidence
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.toml_imports import read_top_level_imports
 
 __metaclass__ = type
 
+# The CRI client asked first, as containerd_facts' default crictl_bin (cri_status falls back to gRPC).
+CRICTL = "crictl"
 # The largest config file the change path reads (root or imported).
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
@@ -128,3 +134,10 @@ def gather_config_tree(params, binary):
         "realpaths": dict((path, os.path.realpath(path)) for path in stat_paths + [os.path.dirname(config_path)]),
         "binaries": dict((name, None if find_executable(name) else "not an executable file on the node") for name in params["binaries"]),
     }, None
+
+
+def ask_daemon(params, _binary=None):
+    """``({"daemon": evidence}, None)``: the running daemon's CRI status on ``params["socket"]``, credentials redacted
+    as containerd_facts redacts it (``_node/redaction.redact_evidence``)."""
+    status = daemon_status(params["socket"], CRICTL, params["timeout"])
+    return {"daemon": redact_evidence({"daemon": status})["daemon"]}, None

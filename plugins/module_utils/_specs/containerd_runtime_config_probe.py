@@ -10,7 +10,7 @@ __metaclass__ = type
 def get_containerd_runtime_config_probe_argument_spec():
     return {
         "argument_spec": dict(
-            mode=dict(type="str", choices=["gather", "validate"], required=True),
+            mode=dict(type="str", choices=["gather", "validate", "daemon"], required=True),
             containerd_bin=dict(type="str", default="containerd"),
             config_path=dict(type="str", default="/etc/containerd/config.toml"),
             patterns=dict(type="list", elements="str", default=[]),
@@ -19,6 +19,7 @@ def get_containerd_runtime_config_probe_argument_spec():
             list_dirs=dict(type="list", elements="str", default=[]),
             files=dict(type="dict", default={}),
             copy_files=dict(type="dict", default={}),
+            socket=dict(type="str", default="/run/containerd/containerd.sock"),
             timeout=dict(type="int", default=60),
         ),
         "supports_check_mode": True,
