@@ -22,7 +22,6 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.conta
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.address import grpc_address
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.outcome import current_state, proven_result, redactor, shown_plan
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.pending import pending_edits
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.planner import (
     change_request,
     plan_change,
@@ -64,8 +63,8 @@ class ActionModule(ActionBase):
                               + "%06dZ" % (time.time_ns() // 1000 % 1000000))
         plan, pending = planned.plan, []
         if planned.writes and not plan["errors"]:
-            pending, unchecked = self._pending_edits(task_vars, request, current, plan)
-            record_pending_edits(planned, pending, unchecked, request["accept_pending_edits"])
+            pending = record_pending_edits(planned, self._daemon_view(task_vars, request, current), current["facts"],
+                                           accepted=request["accept_pending_edits"])
         if plan["errors"]:
             return fail("\n".join(plan["errors"] + plan["guard_lines"]), plan=shown_plan(plan, redact),
                         guard_lines=plan["guard_lines"], warnings=planned.warnings)
@@ -89,18 +88,16 @@ class ActionModule(ActionBase):
                              stats=gathered.get("stats") or {}, redact=redact, pending=pending, socket=request["socket"],
                              wait=request["wait_command"])
 
-    def _pending_edits(self, task_vars, request, current, plan):
-        """``(edits, reason not checked)``: the running daemon's view (on the socket today's files name) against the
-        files' loaded configuration (_change/pending)."""
+    def _daemon_view(self, task_vars, request, current):
+        """The running daemon's view (``_facts/daemon_view``) on the socket today's files name, or ``{"reason"}``
+        when it was not asked."""
         if not request["ask_daemon"]:
-            return [], "not asked (option ask_daemon: false)"
+            return {"reason": "not asked (option ask_daemon: false)"}
         answer = self._probe(task_vars, mode="daemon", socket=request["socket"] or grpc_address(current["loaded"]),
                              containerd_bin=request["containerd_bin"], timeout=request["timeout"])
         if answer.get("failed"):
-            return [], answer.get("msg") or "the running daemon could not be asked"
-        default_named = bool(plan["expected"].get("default_runtime")) or bool(plan.get("allow_default_change"))
-        return pending_edits(daemon_view(answer.get("daemon")), current["facts"], named_runtimes=set(plan["expected"]["runtimes"]),
-                             default_named=default_named)
+            return {"reason": answer.get("msg") or "the running daemon could not be asked"}
+        return daemon_view(answer.get("daemon"))
 
     def _probe(self, task_vars, **module_args):
         outcome = self._execute_module(module_name=PROBE, module_args=module_args, task_vars=task_vars)

@@ -6,8 +6,8 @@ sent (``_node/config_tree``). Controller side, pure; the action only calls it an
 ``change_request`` makes the options ready to plan and refuses bad ones before the node is read; ``probe_options``
 says what the node must read; ``plan_change`` renders the files (``_change/render``), applies the crosscheck's
 rules to them (``_change/checks``, ``_change/links``), decides modes and backups (``_change/files``) and collects
-every reason not to go on in ``plan["errors"]``; ``record_pending_edits`` adds the running daemon's unloaded edits
-(``_change/pending``). The proof of the candidate is ``_change/proof.prove_candidate``.
+every reason not to go on in ``plan["errors"]``; ``record_pending_edits`` adds the edits the running daemon has not
+loaded (``_change/pending``). The proof of the candidate is ``_change/proof.prove_candidate``.
 """
 
 import dataclasses
@@ -26,7 +26,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.file
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.inputs import expand_runtimes
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.links import link_errors
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.loaded_config_diff import leaves
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.pending import refusal, unaccepted
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.pending import pending_edits, refusal, unaccepted
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.render import input_errors, make_plan
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import CRI_PLUGIN_V2, CRI_RUNTIME_PLUGIN_V3
 
@@ -136,14 +136,20 @@ def plan_change(request, gathered, current, *, stamp):
     return PlannedChange(plan=plan, warnings=cdi_warnings + warnings, prune=prune, root_setting_paths=setting_paths)
 
 
-def record_pending_edits(planned, edits, unchecked, accepted):
-    """Edits the running daemon has not loaded (``_change/pending.pending_edits``) refuse the change unless option
-    accept_pending_edits (``accepted``) names them; ``unchecked`` says why they could not be compared."""
+def record_pending_edits(planned, view, file_facts, *, accepted):
+    """The edits the running daemon (``view``, ``_facts/daemon_view``) has not loaded and the node's files
+    (``file_facts``) set (``_change/pending.pending_edits``): each one refuses the change unless option
+    accept_pending_edits (``accepted``) names it; not compared (no view), a note says why. Returns the edits."""
+    plan = planned.plan
+    default_named = bool(plan["expected"].get("default_runtime")) or bool(plan.get("allow_default_change"))
+    edits, unchecked = pending_edits(view, file_facts, named_runtimes=set(plan["expected"]["runtimes"]),
+                                     default_named=default_named)
     if unchecked:
-        planned.plan["notes"].append(f"edits the running daemon has not loaded were not checked: {unchecked}")
+        plan["notes"].append(f"edits the running daemon has not loaded were not checked: {unchecked}")
     refused_edits = unaccepted(edits, accepted)
     if refused_edits:
-        planned.plan["errors"].append(refusal(refused_edits))
+        plan["errors"].append(refusal(refused_edits))
+    return edits
 
 
 def _candidate_imports(plan, root_path, root_text):
