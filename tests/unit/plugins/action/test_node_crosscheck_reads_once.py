@@ -69,8 +69,9 @@ def counted(monkeypatch, owner, name, calls):
             monkeypatch.setattr(module, name, wrapper)
 
 
-@pytest.fixture(params=sorted(NODES))
-def judged(request, monkeypatch):
+@pytest.fixture(scope="module", params=sorted(NODES))
+def judged(request):
+    """One run of the action per demo node: ``(host, result, reads, parses, [what the node module sent])``."""
     host = request.param
     node = DEMO / "nodes" / host
     task = Task()
@@ -88,9 +89,10 @@ def judged(request, monkeypatch):
 
     action._execute_module = execute_module
     reads, parses = [], []
-    counted(monkeypatch, node_gather, "read_text_file", reads)
-    counted(monkeypatch, tomllib, "loads", parses)
-    result = action.run(task_vars={"inventory_hostname": host, "hostvars": StoredHostvars(localhost={})})
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        counted(monkeypatch, node_gather, "read_text_file", reads)
+        counted(monkeypatch, tomllib, "loads", parses)
+        result = action.run(task_vars={"inventory_hostname": host, "hostvars": StoredHostvars(localhost={})})
     return host, result, reads, parses, sent
 
 
