@@ -7,16 +7,21 @@ of a user's own containerd_facts task as ``gather_result``), it judges those and
 from ansible.errors import AnsibleConnectionFailure
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.gather import gather_containerd_facts
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.gather import gather_node_facts
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.host_variables import (
     stored_host_variables,
     with_host_variables,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.judge import (
-    judged_result,
     stored_cluster_result,
     stored_node_status_verdict,
     verdict_result,
+)
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import (
+    judge_gathered,
+    judge_node,
+    not_gathered,
+    unreachable,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.node_crosscheck import (
     get_node_crosscheck_argument_spec,
@@ -33,12 +38,10 @@ class ActionModule(ActionBase):
         spec = get_node_crosscheck_argument_spec()
         spec.pop("supports_check_mode")
         _validation, args = self.validate_argument_spec(**spec)
-        judge_args = {name: args[name] for name in ("facts", "gather_result", "runtimeclasses", "cluster_result", "nodes",
-                                                    "node_name", "node_labels", "expected_handlers")}
-        given = args["facts"] is not None or args["gather_result"] is not None
         # localhost's registered results as stored, computed once for this host's task (the node-status verdict, the
         # cluster).
         localhost_variables = stored_host_variables(task_vars, "localhost")
+        given = args["facts"] is not None or args["gather_result"] is not None
         if not given:
             # Judged from its Node's status on localhost (node_status_verdicts, hybrid mode): that verdict, no connection.
             from_node_status = stored_node_status_verdict(task_vars, args["node_status_var"],
@@ -46,12 +49,27 @@ class ActionModule(ActionBase):
                                                           localhost_variables)
             if from_node_status is not None:
                 return {**result, **verdict_result(dict(from_node_status), fail_on_verdict=args["fail_on_verdict"])}
-            try:
-                judge_args["gather_result"] = gather_containerd_facts(self, task_vars, dict(self._task.args))
-            except AnsibleConnectionFailure as error:
-                # An unreachable node is a verdict (UNKNOWN), not a missing one: the host fails with its UNKNOWN line.
-                judge_args["gather_result"] = {"unreachable": True, "msg": str(error)}
+        # What the node's requirements come from: the RuntimeClasses (given, or localhost's stored cluster result),
+        # the Nodes, the node's labels, the expected handlers.
+        requirement_inputs = {name: args[name] for name in ("runtimeclasses", "cluster_result", "nodes", "node_labels",
+                                                            "expected_handlers")}
         if args["runtimeclasses"] is None and args["cluster_result"] is None and args["expected_handlers"] is None:
-            judge_args["cluster_result"] = stored_cluster_result(task_vars, args["cluster_result_var"],
-                                                                 localhost_variables)
-        return {**result, **judged_result(judge_args, fail_on_verdict=args["fail_on_verdict"])}
+            requirement_inputs["cluster_result"] = stored_cluster_result(task_vars, args["cluster_result_var"],
+                                                                         localhost_variables)
+        if given:
+            verdict = judge_gathered(node_name=args["node_name"], facts=args["facts"], gather_result=args["gather_result"],
+                                     **requirement_inputs)
+        else:
+            verdict = self._judged_from_the_node(task_vars, args["node_name"], requirement_inputs)
+        return {**result, **verdict_result(verdict, fail_on_verdict=args["fail_on_verdict"])}
+
+    def _judged_from_the_node(self, task_vars, node_name, requirement_inputs):
+        """The node's evidence gathered over its connection, parsed into one NodeFacts and judged as it is."""
+        try:
+            node, failed = gather_node_facts(self, task_vars, dict(self._task.args))
+        except AnsibleConnectionFailure as error:
+            # An unreachable node is a verdict (UNKNOWN), not a missing one: the host fails with its UNKNOWN line.
+            return unreachable(node_name, str(error))
+        if failed:
+            return not_gathered(node_name, failed)
+        return judge_node(node, node_name=node_name, **requirement_inputs)

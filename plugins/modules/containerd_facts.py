@@ -10,7 +10,7 @@ short_description: Facts from the containerd configuration a node actually loads
 description:
   - Runs C(<containerd_bin> --config <config_path> config dump) on the node (an argv list, no shell) and
     C(<containerd_bin> --version), or reads O(dump_file) instead of running the binary, and reads the
-    on-disk root configuration's raw text.
+    on-disk root configuration and every file its C(imports) reach, each once, as raw text.
   - The node side uses only the Python standard library (Python 3.8 or later) and returns raw text in
     one round trip; the action plugin parses it on the controller with C(tomllib) and sets
     C(ansible_facts.containerd).

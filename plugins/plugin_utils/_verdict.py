@@ -3,8 +3,9 @@
 Pure functions over containerd facts (``_facts/containerd_config``) and normalised RuntimeClasses.
 Loaded = the running daemon's view when the node read it, else the dump. ``judge()`` decides the verdict and
 nothing else; ``_findings.explain()`` then reads the verdict and the facts to say why (the verdict never depends
-on its explanation). ``judge_and_explain()`` and ``judge_gathered()`` do both, in that order, for the entry points —
-the ``node_crosscheck`` action and ``bin/rc-crosscheck`` — none of which decides anything itself.
+on its explanation). ``judge_and_explain()`` does both, in that order, for the entry points — the ``node_crosscheck``
+action (``judge_node`` over the ``NodeFacts`` it gathered, ``judge_gathered`` over facts or a registered result it is
+given) and ``bin/rc-crosscheck`` — none of which decides anything itself.
 How a verdict is said (the words, ``passed``, the ``MISSING=`` lines) is ``_core/vocabulary``'s.
 """
 
@@ -23,6 +24,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.vocabu
     UNKNOWN,
     VERDICTS,
     cluster_not_read,
+    host_unreachable,
     passed,
     verdict_lines,
     why_unusable,
@@ -124,13 +126,12 @@ NODE_SOURCE = "node"
 NODE_STATUS_SOURCE = "node-status"
 
 
-def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, cluster=None, expected_handlers=()):
+def judge(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, expected_handlers=()):
     """The verdict of one node, without its explanation (``findings`` [] and ``missing_explained`` {}: see
     ``judge_and_explain``). ``node_labels`` wins; else the labels of ``node_name`` among ``nodes``; else unknown.
-    ``facts``: the ``ansible_facts.containerd`` dict or its ``_facts.NodeFacts``. ``cluster`` is accepted for the
-    callers that pass it; the verdict does not read it. ``expected_handlers`` are required besides the classes'.
+    ``facts``: the ``ansible_facts.containerd`` dict or its ``_facts.NodeFacts``. ``expected_handlers`` are required
+    besides the classes'.
     """
-    del cluster
     node = node_facts(facts)
     facts = node.facts
     undecided = (facts.get("cri_startup") or {}).get("undecided")
@@ -220,16 +221,14 @@ def judge_node_status(status_facts, runtimeclasses, *, node_name, node_labels):
     )
 
 
-def judge_and_explain(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, cluster=None,
-                      expected_handlers=()):
+def judge_and_explain(facts, runtimeclasses, *, node_name, node_labels=None, nodes=None, expected_handlers=()):
     """``judge()``, then ``explain()``, over one NodeFacts: the verdict carrying the findings that explain it."""
     node = node_facts(facts)
     verdict = judge(node, runtimeclasses, node_name=node_name, node_labels=node_labels, nodes=nodes,
                     expected_handlers=expected_handlers)
     if verdict["status"] == UNKNOWN:
         return verdict
-    cluster = cluster if cluster is not None else {"runtimeclasses": runtimeclasses, "nodes": nodes or []}
-    return dict(verdict, **explain(verdict, node, cluster))
+    return dict(verdict, **explain(verdict, node))
 
 
 def _effective_default_runtime(facts):
@@ -241,26 +240,30 @@ def unknown(node_name, reason):
     return _verdict(node_name, UNKNOWN, reason=reason)
 
 
-def judge_gathered(
-    *, node_name, facts=None, gather_result=None, runtimeclasses=None, cluster_result=None, nodes=None, node_labels=None,
-    expected_handlers=None,
-):
-    """Judge a node from what the run gathered: plain data, or registered Ansible task results.
+# What node_crosscheck was doing when a node gave no facts (the UNKNOWN reason's words, _core/vocabulary).
+GATHERING = "gathering containerd facts"
+NOTHING_GATHERED = "no containerd facts were gathered for this node"
 
-    ``gather_result`` (a registered ``containerd_facts`` result) stands in for ``facts`` and
-    ``cluster_result`` (a registered ``runtimeclass_info`` result) for ``runtimeclasses``/``nodes``.
+
+def unreachable(node_name, message):
+    """A node whose connection failed while its facts were gathered: UNKNOWN (it fails, never OK)."""
+    return unknown(node_name, host_unreachable(GATHERING, message))
+
+
+def not_gathered(node_name, module_result):
+    """A node whose ``containerd_facts`` node module failed (its failed result, ``msg`` naming the host): UNKNOWN."""
+    return unknown(node_name, why_unusable(module_result, GATHERING, NOTHING_GATHERED))
+
+
+def judge_node(node, *, node_name, runtimeclasses=None, cluster_result=None, nodes=None, node_labels=None,
+               expected_handlers=None):
+    """Judge one node's ``_facts.NodeFacts`` (as gathered: ``NodeFacts.from_evidence``) against the cluster.
+
+    ``cluster_result`` (a registered ``runtimeclass_info`` result) stands in for ``runtimeclasses``/``nodes``.
     ``expected_handlers`` alone (no RuntimeClasses, no cluster result) judges the node against those handlers and its
-    default runtime only: the cluster is not needed.
-    A result that is absent, failed, was skipped or whose host was unreachable makes the node UNKNOWN.
+    default runtime only: the cluster is not needed. A cluster result that is absent, failed or was skipped makes the
+    node UNKNOWN.
     """
-    if facts is None:
-        reason = why_unusable(gather_result, "gathering containerd facts", "no containerd facts were gathered for this node")
-        facts = None if reason else (gather_result.get("ansible_facts") or {}).get("containerd")
-        if facts is None:
-            return unknown(node_name, reason or "gather_result holds no ansible_facts.containerd")
-    if not isinstance(facts.get("runtimes"), dict):
-        return unknown(node_name, "the containerd facts hold no runtimes table (not what containerd_facts returns)")
-
     if runtimeclasses is None and cluster_result is None and expected_handlers is not None:
         runtimeclasses = []
     if runtimeclasses is None:
@@ -269,8 +272,25 @@ def judge_gathered(
             return unknown(node_name, f"no RuntimeClasses were read: {reason}" if cluster_result is None else reason)
         runtimeclasses = cluster_result["runtimeclasses"]
         nodes = nodes if nodes is not None else cluster_result.get("nodes")
-    return judge_and_explain(facts, runtimeclasses, node_name=node_name, node_labels=node_labels, nodes=nodes,
-                             cluster=cluster_result, expected_handlers=expected_handlers or ())
+    return judge_and_explain(node, runtimeclasses, node_name=node_name, node_labels=node_labels, nodes=nodes,
+                             expected_handlers=expected_handlers or ())
+
+
+def judge_gathered(*, node_name, facts=None, gather_result=None, **requirement_inputs):
+    """Judge a node from facts given as data: the ``ansible_facts.containerd`` dict (``facts``), or the registered
+    result of a user's own ``containerd_facts`` task (``gather_result``); ``requirement_inputs`` (``runtimeclasses``,
+    ``cluster_result``, ``nodes``, ``node_labels``, ``expected_handlers``): as for ``judge_node``.
+
+    A gather result that is absent, failed, was skipped or whose host was unreachable makes the node UNKNOWN.
+    """
+    if facts is None:
+        reason = why_unusable(gather_result, GATHERING, NOTHING_GATHERED)
+        facts = None if reason else (gather_result.get("ansible_facts") or {}).get("containerd")
+        if facts is None:
+            return unknown(node_name, reason or "gather_result holds no ansible_facts.containerd")
+    if not isinstance(facts.get("runtimes"), dict):
+        return unknown(node_name, "the containerd facts hold no runtimes table (not what containerd_facts returns)")
+    return judge_node(node_facts(facts), node_name=node_name, **requirement_inputs)
 
 
 def _verdict(node_name, status, **fields):

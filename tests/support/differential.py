@@ -2,7 +2,7 @@
 
 For one generated tree and one release: the real daemon starts on the tree (support.containerd_daemons) and ``crictl
 info`` says what it serves — the truth. Our verdict is then made three ways, each as production makes it (the node
-module's ``gather`` + ``gather_surroundings``, the controller's ``facts_from_evidence`` and ``judge``):
+module's ``gather`` + ``gather_surroundings``, the controller's ``NodeFacts.from_evidence`` and ``judge``):
 
 * ``live``: containerd runs on the node's tree (the containerd-at-etc wrapper under ``host_root``) and the running
   daemon is asked over its socket with the real crictl;
@@ -33,7 +33,7 @@ from support.config_trees import ALL_HANDLERS, Tree
 from support.oci_images import PAUSE_IMAGE
 from support.containerd_daemons import Release, config_dump, containerd_wrapper, remove_daemon, served_by_daemon, start_daemon
 
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import facts_from_evidence
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.node_facts import NodeFacts
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_and_explain
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.evidence import gather, gather_surroundings
@@ -57,10 +57,10 @@ def verdict_for(params):
     if error:
         return None, error
     try:
-        facts = facts_from_evidence(gather_surroundings(params, evidence))
+        node = NodeFacts.from_evidence(gather_surroundings(params, evidence))
     except RuntimeGateError as failure:
         return None, str(failure)
-    return judge_and_explain(facts, RUNTIMECLASSES, node_name="node", node_labels={}), None
+    return judge_and_explain(node, RUNTIMECLASSES, node_name="node", node_labels={}), None
 
 
 # The sandbox truth's runc (the tree's /usr/bin/runc): what these machines cannot give a sandbox is taken out of runc's

@@ -10,7 +10,7 @@ from support.files import write_files
 from support.judged import runtimeclass
 from support.tools import require_tool
 
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import facts_from_evidence
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.node_facts import NodeFacts
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_and_explain
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.evidence import gather, gather_surroundings
 
@@ -65,7 +65,7 @@ def gathered_facts(config_path, **overrides):
     module_params = params(config_path, **overrides)
     evidence, error = gather(module_params)
     assert error is None, error
-    return facts_from_evidence(gather_surroundings(module_params, evidence))
+    return NodeFacts.from_evidence(gather_surroundings(module_params, evidence)).facts
 
 
 def write_tree(base, files):
@@ -99,7 +99,7 @@ def facts_at_etc(tree, dump_file, containerd_version, **overrides):
     try:
         evidence, error = gather(module_params)
         assert error is None, error
-        return facts_from_evidence(gather_surroundings(module_params, evidence))
+        return NodeFacts.from_evidence(gather_surroundings(module_params, evidence)).facts
     finally:
         shutil.rmtree(node_root, ignore_errors=True)
 

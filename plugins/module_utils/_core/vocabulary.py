@@ -77,12 +77,17 @@ def run_passed(cluster_read, verdicts):
     return bool(cluster_read and verdicts and all(passed(verdict) for verdict in verdicts))
 
 
+def host_unreachable(what, message):
+    """Why nothing came back from a host whose connection failed while ``what`` ("gathering containerd facts")."""
+    return f"host unreachable while {what}: {message}"
+
+
 def why_unusable(result, what, when_absent):
     """Why a registered task result cannot be judged from, or None when it can."""
     if result is None:
         return when_absent
     if result.get("unreachable"):
-        return f"host unreachable while {what}: {result.get('msg', 'no message')}"
+        return host_unreachable(what, result.get("msg", "no message"))
     if result.get("failed"):
         return f"{what} failed: {result.get('msg', 'no message')}"
     if result.get("skipped"):

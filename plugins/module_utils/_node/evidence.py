@@ -1,7 +1,8 @@
 # Copyright: gpufleet platform team
 # Apache License 2.0 (see galaxy.yml)
-"""What the containerd_facts node module gathers: the dump (or a dump file), the version, the root config's text, then the
-files, listings, binaries and daemon status around it, redacted. Raw evidence for the controller; no judgement here.
+"""What the containerd_facts node module gathers: the root config and every file its imports reach (each read once), the
+dump (or a dump file) and the version, then the listings, binaries and daemon status around them, redacted. Raw
+evidence for the controller; no judgement here.
 
 Runs on nodes: standard library only, Python 3.8 syntax. bin/rc-crosscheck imports it too (on the machine it runs on).
 """
@@ -14,7 +15,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.base_s
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.cri_status import daemon_status
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.binaries import runtime_binaries
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.gather import (
-    deadline_in, find_executable, finish_command, host_path, is_node_root, read_text_file, run_command, start_command)
+    deadline_in, find_executable, finish_command, is_node_root, read_text_file, run_command, start_command)
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.imports import walk_imports
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.listings import dropin_listings, list_directory
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.redaction import redact_evidence, redact_message, secrets_in
@@ -94,13 +95,10 @@ def _is_compiled_program(path):
         return False
 
 
-def config_secrets(params, root_text):
-    """The credential values in the node's config files (root and imports): what no message may quote."""
-    texts = [root_text]
-    if files_examined(params):
-        config_files, _globs = walk_imports(params["config_path"], params.get("host_root") or "/")
-        texts.extend(entry.get("text") for entry in config_files)
-    return secrets_in(texts)
+def config_secrets(evidence):
+    """The credential values in the node's config files (the root and its imports, as ``gather`` read them): what no
+    message may quote."""
+    return secrets_in(entry.get("text") for entry in evidence.get("config_files") or ())
 
 
 def gather_node_evidence(params):
@@ -114,7 +112,8 @@ def gather_node_evidence(params):
 
 
 def gather(params, deadline=None):
-    """Raw evidence for the controller, or (None, message) when the dump cannot be had.
+    """Raw evidence for the controller, or (None, message) when the dump cannot be had: the config files (when the
+    node's files belong to the dump: ``files_examined``), the dump and the version.
 
     ``deadline``: the node task's (``gather_node_evidence``); None: ``timeout`` seconds from now."""
     refusal = host_root_needs_wrapper(params)
@@ -126,12 +125,9 @@ def gather(params, deadline=None):
 
     host_root = params.get("host_root") or "/"
     if evidence["files_examined"]:
-        where = "" if is_node_root(host_root) else " under host_root '%s'" % host_root
-        root_text, root_error = _read_file(host_path(host_root, config_path), "root config '%s'%s" % (config_path, where))
-    else:
-        root_text, root_error = None, None
-    evidence["root_config_text"] = root_text
-    evidence["root_config_error"] = root_error
+        # The root and every file its imports reach, each read once, here: the root is config_files[0] (role root),
+        # the one copy of its text the controller gets.
+        evidence["config_files"], evidence["import_globs"] = walk_imports(config_path, host_root)
 
     if dump_file:
         # The binary here did not print this dump: its --version would describe another containerd.
@@ -169,7 +165,7 @@ def gather(params, deadline=None):
         return None, error
     if rc != 0:
         # containerd's message can quote a config value, a credential too (1.x: "Can't convert 123456(int64) to string").
-        stderr = redact_message(stderr, config_secrets(params, root_text)) if stderr else "(no stderr)"
+        stderr = redact_message(stderr, config_secrets(evidence)) if stderr else "(no stderr)"
         return None, "%s exited %d: %s" % (evidence["source_name"], rc, stderr)
     dump_text, error = _decode(stdout, "the output of %s" % evidence["source_name"])
     if error:
@@ -180,7 +176,8 @@ def gather(params, deadline=None):
 
 
 def gather_surroundings(params, evidence, deadline=None):
-    """The files, directories, binaries and daemon around the dump: raw evidence for the findings.
+    """The directories, binaries and daemon around the dump and the config files ``gather`` read: raw evidence for the
+    findings.
 
     ``deadline``: the node task's, which the CRI status call (crictl or gRPC) shares with the dump."""
     if params.get("dump_file"):
@@ -195,7 +192,6 @@ def gather_surroundings(params, evidence, deadline=None):
     if not evidence["files_examined"]:
         return redact_evidence(evidence)
     host_root = params.get("host_root") or "/"
-    evidence["config_files"], evidence["import_globs"] = walk_imports(params["config_path"], host_root)
     reached = {entry["path"] for entry in evidence["config_files"] if entry["path"]}
     evidence["dropin_dirs"] = dropin_listings(evidence["import_globs"], params["dropin_dirs"], host_root, reached)
     evidence["cdi_dirs"] = [list_directory(os.path.normpath(path), host_root) for path in params["cdi_spec_dirs"]]

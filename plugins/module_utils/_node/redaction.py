@@ -340,8 +340,6 @@ def redact_evidence(evidence):
             holder[error_key] = NOT_TOML % unparsed_line
 
     config_text(evidence, "dump_text", None)
-    if evidence.get("root_config_text") is not None:
-        config_text(evidence, "root_config_text", "root_config_error")
     for entry in evidence.get("config_files") or ():
         if entry.get("text") is not None:
             config_text(entry, "text", "error")
@@ -360,9 +358,8 @@ def redact_evidence(evidence):
         for key in ("stderr", "error"):
             if key in daemon:
                 daemon[key] = redact_message(daemon[key], secrets)
-    for key in ("dump_stderr", "root_config_error"):
-        if key in evidence:
-            evidence[key] = redact_message(evidence[key], secrets)
+    if "dump_stderr" in evidence:
+        evidence["dump_stderr"] = redact_message(evidence["dump_stderr"], secrets)
     for entry in evidence.get("config_files") or ():
         if entry.get("error"):
             entry["error"] = redact_message(entry["error"], secrets)

@@ -1,9 +1,10 @@
 # Copyright: gpufleet platform team
 # Apache License 2.0 (see galaxy.yml)
 """One host's containerd facts, for an action plugin: the stdlib node module runs once, its evidence is parsed
-here on the controller once (``facts_from_evidence``). Used by containerd_facts and node_crosscheck."""
+here on the controller once, into one ``NodeFacts`` (``NodeFacts.from_evidence``). node_crosscheck judges that object;
+containerd_facts returns its ``facts`` as ``ansible_facts.containerd``."""
 
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import facts_from_evidence
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.node_facts import NodeFacts
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.controller_paths import resolve_args, runs_on_controller
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.containerd_facts import containerd_facts_options
@@ -12,9 +13,10 @@ NODE_MODULE = "gpufleet.runtime_gate.containerd_facts"
 NODE_OPTIONS = tuple(containerd_facts_options())
 
 
-def gather_containerd_facts(action, task_vars, node_args):
-    """What ``containerd_facts`` returns for this host: ``{"ansible_facts": {"containerd": facts}}`` or a failed result
-    whose ``msg`` names the host. Connection failures propagate (the caller decides what an unreachable host is)."""
+def gather_node_facts(action, task_vars, node_args):
+    """``(NodeFacts, None)`` for this host, or ``(None, failed result)`` whose ``msg`` names the host (the node module's
+    own failure, or evidence that is no usable dump). Connection failures propagate (the caller decides what an
+    unreachable host is)."""
     node = (task_vars or {}).get("inventory_hostname", "?")
     module_args = {name: value for name, value in node_args.items() if name in NODE_OPTIONS}
     if runs_on_controller(action._connection):
@@ -29,9 +31,15 @@ def gather_containerd_facts(action, task_vars, node_args):
         module_result.pop("evidence", None)
         # The module failed on purpose with a sentence; ansible-core's "(traceback unavailable)" adds nothing.
         module_result.pop("exception", None)
-        return module_result
+        return None, module_result
     try:
-        facts = facts_from_evidence(module_result["evidence"])
+        return NodeFacts.from_evidence(module_result["evidence"]), None
     except RuntimeGateError as error:
-        return {"failed": True, "changed": False, "msg": f"{node}: {error}"}
-    return {"changed": False, "ansible_facts": {"containerd": facts}}
+        return None, {"failed": True, "changed": False, "msg": f"{node}: {error}"}
+
+
+def gather_containerd_facts(action, task_vars, node_args):
+    """What the ``containerd_facts`` task returns for this host: ``{"ansible_facts": {"containerd": facts}}`` (a result
+    that travels between tasks) or the failed result of ``gather_node_facts``."""
+    gathered, failed = gather_node_facts(action, task_vars, node_args)
+    return failed or {"changed": False, "ansible_facts": {"containerd": gathered.facts}}

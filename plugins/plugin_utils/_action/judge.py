@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._action.host_variables import stored_host_variables
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import failure_message
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_gathered, passed
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import passed
 
 
 def stored_cluster_result(task_vars, variable, localhost_variables=None):
@@ -21,12 +21,6 @@ def stored_cluster_result(task_vars, variable, localhost_variables=None):
     if localhost_variables is None:
         localhost_variables = stored_host_variables(task_vars, "localhost")
     return localhost_variables.get(variable)
-
-
-def judged_result(judge_args, fail_on_verdict):
-    """The verdict with ``passed`` and ``msg`` (the MISSING/UNKNOWN lines, then the findings that explain them);
-    ``failed`` when the verdict is not OK and ``fail_on_verdict``."""
-    return verdict_result(judge_gathered(**judge_args), fail_on_verdict)
 
 
 def stored_node_status_verdict(task_vars, variable, host, node_name, localhost_variables=None):
@@ -51,7 +45,8 @@ def stored_node_status_verdict(task_vars, variable, host, node_name, localhost_v
 
 
 def verdict_result(verdict, fail_on_verdict):
-    """A verdict as a task result (see ``judged_result``)."""
+    """A verdict as a task result: the verdict with ``passed`` and ``msg`` (the MISSING/UNKNOWN lines, then the findings
+    that explain them); ``failed`` when the verdict is not OK and ``fail_on_verdict``."""
     result = dict(verdict, changed=False, passed=passed(verdict))
     # One line that says what is missing and the codes of the findings that explain it (failure_message): any
     # stdout callback shows it readably; the console callback prints the findings under it (explanation_lines).

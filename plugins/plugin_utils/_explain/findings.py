@@ -34,33 +34,31 @@ WHOLE_NODE_FAILURES = frozenset((
 ))
 
 
-def host_findings(facts, verdict, cluster=None):
+def host_findings(facts, verdict):
     """Findings for one judged host, errors first, then by code.
 
     ``facts`` are the host's containerd facts, ``verdict`` its verdict so far (``missing_handlers``,
-    ``node``); ``cluster`` the cluster result (host rules do not need it today; kept so every caller
-    passes the same shape).
+    ``node``).
     """
-    return host_explanation(facts, verdict, cluster)[0]
+    return host_explanation(facts, verdict)[0]
 
 
-def explain(verdict, facts, cluster=None):
+def explain(verdict, facts):
     """Why a judged host has its verdict: ``{"findings": [...], "missing_explained": {...}}`` (``host_explanation``).
 
     Reads the verdict (never changes it): called after ``_verdict.judge()``.
     """
-    findings, missing_explained = host_explanation(facts, verdict, cluster)
+    findings, missing_explained = host_explanation(facts, verdict)
     return {"findings": findings, "missing_explained": missing_explained}
 
 
-def host_explanation(facts, verdict, cluster=None):
+def host_explanation(facts, verdict):
     """``(findings, missing_explained)`` for one judged host.
 
     ``missing_explained`` maps each missing handler to the codes of the findings that explain it, or to
     ``["NOT_CONFIGURED_ANYWHERE"]`` when no config file the node showed (nor the dump) mentions the handler;
     ``[]`` when no rule explains it — files mention it, or the node sent no files to look in (older facts).
     """
-    del cluster
     if not isinstance(facts, (dict, NodeFacts)) or not isinstance(verdict, dict):
         return [], {}
     node = node_facts(facts)

@@ -4,13 +4,14 @@ Controller side (``tomllib``). Input is the ``config_files`` evidence of ``conta
 (``[{path, role, imported_by, pattern, text, error, ...}]``, root first, in the loader's queue order).
 """
 
+import functools
 import os
 import re
-import tomllib
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import (
     CRI_PLUGIN_V2,
     CRI_RUNTIME_PLUGIN_V3,
+    load_config_text,
 )
 
 # Where each config version keeps CRI runtimes (docs/containerd-loading.md §3): v1 files use the short ID, v2 the
@@ -23,19 +24,27 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 class ConfigFile:
-    """One file: its path, role, raw text and parsed document (None when unreadable or invalid)."""
+    """One file: its path, role, raw text and parsed document (None when unreadable or invalid), parsed once on first
+    use (``load_config_text``); ``parse_error`` says why a text is no document."""
 
     def __init__(self, entry):
         self.path = entry.get("path")
         self.role = entry.get("role")
         self.imported_by = entry.get("imported_by")
         self.text = entry.get("text") if isinstance(entry.get("text"), str) else None
-        self.document = None
-        if self.text is not None:
-            try:
-                self.document = tomllib.loads(self.text)
-            except tomllib.TOMLDecodeError:
-                self.document = None
+
+    @functools.cached_property
+    def parsed(self):
+        """``(document, parse_error)``."""
+        return load_config_text(self.text) if self.text is not None else (None, None)
+
+    @property
+    def document(self):
+        return self.parsed[0]
+
+    @property
+    def parse_error(self):
+        return self.parsed[1]
 
     @property
     def loaded(self):
@@ -77,7 +86,8 @@ class ConfigFile:
 
 
 def config_files(facts):
-    """Every file of the ``config_files`` evidence, or None when the node sent none (older facts)."""
+    """Every file of the ``config_files`` evidence (of ``facts``, or of the evidence itself), root first, or None when
+    the node sent none (older facts)."""
     entries = facts.get("config_files")
     if not isinstance(entries, list):
         return None

@@ -1,7 +1,8 @@
 """Facts from what containerd *loaded*: the output of ``containerd config dump``.
 
 Controller side (Python >= 3.11, ``tomllib``). The node module only ships raw text; this module
-turns it into the ``ansible_facts.containerd`` dictionary every other part of the core reads.
+turns the dump into the facts of the ``ansible_facts.containerd`` dictionary every other part of the core reads
+(``_facts/node_facts.NodeFacts.from_evidence`` adds the node's evidence beside them).
 
 Where runtimes live (docs/containerd-loading.md §3, §5):
 
@@ -15,7 +16,6 @@ Where runtimes live (docs/containerd-loading.md §3, §5):
 import datetime
 import tomllib
 
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.daemon_view import daemon_view
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.containerd_release import (
     parse_containerd_version,
@@ -69,19 +69,28 @@ def _nests_deeper_than(document, limit):
     return False
 
 
-def root_config_summary(text, path):
+def load_config_text(text):
+    """``(document, parse_error)``: one config file's text parsed (``tomllib``), the one parse of a config file on the
+    controller (``_facts/config_files.ConfigFile`` and ``root_config_summary``); ``document`` None when it is no TOML."""
+    try:
+        return tomllib.loads(text), None
+    except tomllib.TOMLDecodeError as error:
+        return None, str(error)
+    except RecursionError:
+        return None, "arrays or inline tables nested too deeply to parse"
+
+
+def root_config_summary(text, path, parsed=None):
     """The on-disk root file's own ``version`` and ``imports`` (not the dump's: on 2.x the dump's
-    ``imports`` lists patterns, never the files that loaded; docs/containerd-loading.md §1)."""
+    ``imports`` lists patterns, never the files that loaded; docs/containerd-loading.md §1).
+
+    ``parsed``: ``load_config_text(text)`` when the caller already holds it (``NodeFacts.from_evidence``: the root is
+    parsed once, as a ``ConfigFile``)."""
     summary = {"path": path, "exists": text is not None, "version": None, "imports": [], "parse_error": None}
     if text is None:
         return summary
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        summary["parse_error"] = str(error)
-        return summary
-    except RecursionError:
-        summary["parse_error"] = "arrays or inline tables nested too deeply to parse"
+    document, summary["parse_error"] = parsed if parsed is not None else load_config_text(text)
+    if document is None:
         return summary
     version = document.get("version")
     summary["version"] = version if isinstance(version, int) and not isinstance(version, bool) else None
@@ -308,28 +317,3 @@ def _plain(value):
         return value.isoformat()
     return value
 
-
-def facts_from_evidence(evidence):
-    """Facts from the raw evidence the ``containerd_facts`` node module returns (see its ``gather``)."""
-    facts = facts_from_dump(
-        evidence["dump_text"],
-        source=evidence["source"],
-        source_name=evidence["source_name"],
-        version_text=evidence.get("version_text"),
-        version_source=evidence.get("version_source") or "`containerd --version` on the node",
-        root_config=root_config_summary(evidence.get("root_config_text"), evidence["config_path"]),
-        # A command's output is what containerd (or the wrapper the user named) printed; a file is whatever the
-        # user pointed at, so it must look like a dump before it is judged as one.
-        require_dump_keys=evidence["source"] == "file",
-        base_runtime_specs=evidence.get("base_runtime_specs"),
-    )
-    facts["files_examined"] = evidence.get("files_examined", True) is not False
-    facts["root_config"]["read_error"] = evidence.get("root_config_error")
-    # Raw node evidence for the findings, carried as the node sent it (None: not sent); shapes in docs/daemon-view.md.
-    for key in EVIDENCE_KEYS:
-        facts[key] = evidence.get(key)
-    facts["daemon"] = daemon_view(evidence.get("daemon"))
-    return facts
-
-
-EVIDENCE_KEYS = ("config_files", "import_globs", "dropin_dirs", "binaries", "cdi_dirs", "base_runtime_specs")

@@ -1,35 +1,80 @@
 """One node's facts as the judgement reads them: the parsed dump, the raw evidence and the daemon's view, apart and
 named, with every text of the evidence parsed once.
 
-``ansible_facts.containerd`` (``_containerd_config.facts_from_evidence``) is one JSON dict, because it travels
-between tasks; ``NodeFacts`` splits it for the controller once per judgement: ``dump`` (what ``config dump`` loaded),
-``evidence`` (what the node sent beside it, as sent), ``daemon`` (the running daemon's view, ``_facts/daemon_view``) and
-``config_files`` / ``unloaded_dropins`` (the evidence's file texts, parsed here and nowhere else). ``judge()`` and every
-host rule (``_host_context.HostContext``) read this one object.
+``NodeFacts.from_evidence`` turns what the node module sent (``_node/evidence``) into this one object, which goes
+straight to the verdict (``_verdict.judge_node``): each config file parsed once (``_facts/config_files.ConfigFile``),
+the root's own version and imports read from that parse, the dump parsed once (``_containerd_config.facts_from_dump``).
+``facts`` is the same as one JSON dict, ``ansible_facts.containerd``, for the containerd_facts task whose result
+travels between tasks; ``NodeFacts(facts)`` splits such a dict once per judgement: ``dump`` (what ``config dump``
+loaded), ``evidence`` (what the node sent beside it, as sent), ``daemon`` (the running daemon's view,
+``_facts/daemon_view``) and ``config_files`` / ``unloaded_dropins`` (the evidence's file texts, parsed here and nowhere
+else). ``judge()`` and every host rule (``_host_context.HostContext``) read this one object.
 """
 
 import functools
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.config_files import config_files, unloaded_dropins
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import EVIDENCE_KEYS
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import facts_from_dump, root_config_summary
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.daemon_view import daemon_view
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.binaries import shim_binary_name
+
+# The raw node evidence the facts carry beside the dump's, as the node sent it (None: not sent); shapes in
+# docs/daemon-view.md.
+EVIDENCE_KEYS = ("config_files", "import_globs", "dropin_dirs", "binaries", "cdi_dirs", "base_runtime_specs")
+
+# ``config_files`` not parsed yet (None is a value: the node sent no files).
+_NOT_PARSED = object()
 
 
 class NodeFacts:
-    """The facts of one node, split by what they are; ``facts`` is the dict they came from (``ansible_facts.containerd``)."""
+    """The facts of one node, split by what they are; ``facts`` is the dict they came from (``ansible_facts.containerd``).
 
-    def __init__(self, facts):
+    ``parsed_config_files``: the ``config_files`` evidence already parsed (``from_evidence``), else parsed on first use.
+    """
+
+    def __init__(self, facts, parsed_config_files=_NOT_PARSED):
         self.facts = facts
         self.evidence = {key: facts.get(key) for key in EVIDENCE_KEYS}
         self.daemon = facts.get("daemon") if isinstance(facts.get("daemon"), dict) else None
         self.dump = {key: value for key, value in facts.items() if key not in EVIDENCE_KEYS and key != "daemon"}
         self.loaded_daemon_view = loaded_daemon_view(facts)
+        self._config_files = parsed_config_files
 
-    # Parsed on first use (the verdict alone needs no file), then kept: each text is parsed once per judgement.
-    @functools.cached_property
+    @classmethod
+    def from_evidence(cls, evidence):
+        """The facts of one node from the raw evidence the ``containerd_facts`` node module returns (``_node/evidence``).
+
+        Each config file the node sent is parsed once, and the root's (``config_files[0]``, role ``root``) version and
+        imports are read from that parse; the dump is parsed once. Raises RuntimeGateError for a dump that is no usable
+        ``config dump`` output.
+        """
+        files = config_files(evidence)
+        root = files[0] if files and files[0].role == "root" else None
+        facts = facts_from_dump(
+            evidence["dump_text"],
+            source=evidence["source"],
+            source_name=evidence["source_name"],
+            version_text=evidence.get("version_text"),
+            version_source=evidence.get("version_source") or "`containerd --version` on the node",
+            root_config=root_config_summary(root and root.text, evidence["config_path"], parsed=root and root.parsed),
+            # A command's output is what containerd (or the wrapper the user named) printed; a file is whatever the
+            # user pointed at, so it must look like a dump before it is judged as one.
+            require_dump_keys=evidence["source"] == "file",
+            base_runtime_specs=evidence.get("base_runtime_specs"),
+        )
+        facts["files_examined"] = evidence.get("files_examined", True) is not False
+        for key in EVIDENCE_KEYS:
+            facts[key] = evidence.get(key)
+        facts["daemon"] = daemon_view(evidence.get("daemon"))
+        return cls(facts, files)
+
+    @property
     def config_files(self):
         """The ``config_files`` evidence parsed (``_config_files.ConfigFile``), None when the node sent none."""
-        return config_files(self.facts)
+        # Parsed on first use (the verdict alone needs no file), then kept: each text is parsed once per judgement.
+        if self._config_files is _NOT_PARSED:
+            self._config_files = config_files(self.facts)
+        return self._config_files
 
     @functools.cached_property
     def _dropins(self):

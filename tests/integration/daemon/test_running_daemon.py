@@ -143,7 +143,7 @@ def host_finding_codes(facts):
         return None
     if not hasattr(_findings, "host_findings"):
         return None
-    return {finding["code"] for finding in _findings.host_findings(facts, {"missing_handlers": [], "node": "n"}, None)}
+    return {finding["code"] for finding in _findings.host_findings(facts, {"missing_handlers": [], "node": "n"})}
 
 
 def test_daemon_view_then_edit_without_restart(containerd_daemon, tmp_path):

@@ -6,7 +6,7 @@ binaries it has; the dump is the config itself with the top-level root and state
 containerd 1.6.20's, so no binary of this machine is asked.
 """
 import pytest
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import facts_from_evidence
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.node_facts import NodeFacts
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_and_explain
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.evidence import gather, gather_surroundings
 
@@ -50,8 +50,8 @@ def verdict_on_node(tmp_path, absent):
               "host_root": str(node_root)}
     evidence, error = gather(params)
     assert error is None, error
-    facts = facts_from_evidence(gather_surroundings(params, evidence))
-    return judge_and_explain(facts, CLASSES, node_name="node-under-test", node_labels={})
+    node = NodeFacts.from_evidence(gather_surroundings(params, evidence))
+    return judge_and_explain(node, CLASSES, node_name="node-under-test", node_labels={})
 
 
 def missing_files(verdict):

@@ -38,9 +38,10 @@ def test_module_reads_root_config_and_passes_host_root_to_containerd(tmp_path):
     evidence, error = gather(params)
     assert error is None, error
     assert evidence["dump_text"].splitlines()[0] == f"# {host} /etc/containerd/config.toml"
-    assert evidence["root_config_text"].startswith("version = 2\nimports")
+    # The root is read with its imports, before the dump: config_files[0], the one copy of its text the node sends.
+    assert evidence["config_files"][0]["path"] == "/etc/containerd/config.toml"
+    assert evidence["config_files"][0]["text"].startswith("version = 2\nimports")
     evidence = gather_surroundings(params, evidence)
-    assert [entry["path"] for entry in evidence["config_files"]][0] == "/etc/containerd/config.toml"
     assert evidence["cdi_dirs"][0]["entries"][0]["name"] == "nvidia.yaml"
 
 

@@ -226,7 +226,7 @@ def test_a_real_dump_with_registry_headers_ships_no_header_value(tmp_path):
 
     dump = dumped("S6-v2", "1.7", tmp_path, extra={"config.toml": HEADERS_1X})  # the real containerd 1.7 prints it
     assert dump.returncode == 0 and "header-secret-1" in dump.text, dump.stderr
-    evidence = node_redaction.redact_evidence({"dump_text": dump.text, "root_config_text": HEADERS_1X})
+    evidence = node_redaction.redact_evidence({"dump_text": dump.text, "config_files": [{"text": HEADERS_1X}]})
     assert "header-secret" not in json.dumps(evidence)
     assert tomllib.loads(evidence["dump_text"])["plugins"]["io.containerd.grpc.v1.cri"]["registry"]["headers"] == {
         "Authorization": ["<redacted>"], "X-Api-Key": ["<redacted>", "<redacted>"]}

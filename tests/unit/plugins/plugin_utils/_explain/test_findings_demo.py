@@ -8,7 +8,7 @@ import pytest
 from support.paths import REPO_ROOT
 
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.manifest import read_manifest_file
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import facts_from_evidence
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.node_facts import NodeFacts
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import fleet_findings, runtimeclass_summary
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_and_explain, unknown
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.evidence import gather, gather_surroundings
@@ -40,7 +40,7 @@ def demo_node_facts(node):
               "socket": "/nonexistent.sock", "crictl_bin": "crictl"}
     evidence, error = gather(params)
     assert error is None, error
-    return facts_from_evidence(gather_surroundings(params, evidence))
+    return NodeFacts.from_evidence(gather_surroundings(params, evidence))
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def demo_verdicts():
     for host in EXPECTED:
         node = DEMO / "nodes" / host
         facts = demo_node_facts(node)
-        verdicts[host] = judge_and_explain(facts, CLUSTER["runtimeclasses"], node_name=host, nodes=CLUSTER["nodes"], cluster=CLUSTER)
+        verdicts[host] = judge_and_explain(facts, CLUSTER["runtimeclasses"], node_name=host, nodes=CLUSTER["nodes"])
     verdicts["gpu-node-08"] = unknown("gpu-node-08", "host unreachable while gathering containerd facts: refused")
     return verdicts
 

@@ -2,7 +2,7 @@
 
 1.x rows: trees in a temp dir (imports written as absolute temp paths), dumped by the real Debian
 containerd 1.6.20 and gathered by the real node code (``containerd_facts.gather`` +
-``gather_surroundings``, then ``facts_from_evidence``). 2.x rows: a scenario tree of tests/fixtures/containerd
+``gather_surroundings``, then ``NodeFacts.from_evidence``). 2.x rows: a scenario tree of tests/fixtures/containerd
 (changed as each row needs), dumped at test time by the real 2.2.9/2.3.4 binary (support.containerd_trees) and
 gathered by the same node code on a node root of its own (host_root: the tree at <root>/etc/containerd, stand-ins
 for the runtime binaries) with the version of the binary that printed the dump.

@@ -10,10 +10,8 @@ import shutil
 from contextlib import ExitStack
 
 import pytest
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import (
-    facts_from_dump,
-    facts_from_evidence,
-)
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.containerd_config import facts_from_dump
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.node_facts import NodeFacts
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._node.cri_status import daemon_status
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.daemon_view import (
     CRI_UNAVAILABLE,
@@ -224,11 +222,11 @@ def test_facts_carry_the_evidence_and_the_daemon_view_as_json(serving):
     evidence = {
         "dump_text": dump.stdout,
         "source": "file", "source_name": "dump_file 'x'", "config_path": "/etc/containerd/config.toml",
-        "version_text": None, "root_config_text": None, "root_config_error": None,
+        "version_text": None,
         "config_files": config_files, "import_globs": [], "dropin_dirs": [], "binaries": {}, "cdi_dirs": [],
         "daemon": asked(daemon, "crictl"),
     }
-    facts = facts_from_evidence(evidence)
+    facts = NodeFacts.from_evidence(evidence).facts
     assert facts["config_files"] == config_files
     assert (facts["import_globs"], facts["dropin_dirs"], facts["binaries"], facts["cdi_dirs"]) == ([], [], {}, [])
     assert facts["daemon"]["state"] == SERVING and facts["daemon"]["runtimes"] == ALL_RUNTIMES
@@ -236,6 +234,6 @@ def test_facts_carry_the_evidence_and_the_daemon_view_as_json(serving):
     # A node module that sent none of it: None (unknown), and the daemon view says why.
     for key in ("config_files", "import_globs", "dropin_dirs", "binaries", "cdi_dirs", "daemon"):
         evidence.pop(key)
-    bare = facts_from_evidence(evidence)
+    bare = NodeFacts.from_evidence(evidence).facts
     assert bare["config_files"] is None and bare["binaries"] is None
     assert bare["daemon"]["state"] == UNKNOWN

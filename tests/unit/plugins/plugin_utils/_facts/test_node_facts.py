@@ -4,7 +4,6 @@ import tomllib
 
 from support.judged import runtimeclass
 
-from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts import config_files as _config_files
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._facts.node_facts import NodeFacts
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import judge_and_explain
 
@@ -31,7 +30,7 @@ def test_the_facts_are_split_by_what_they_are():
 
 def test_each_file_text_is_parsed_once_per_judgement(monkeypatch):
     parsed, loads = [], tomllib.loads
-    monkeypatch.setattr(_config_files.tomllib, "loads", lambda text: parsed.append(text) or loads(text))
+    monkeypatch.setattr(tomllib, "loads", lambda text: parsed.append(text) or loads(text))
     verdict = judge_and_explain(FACTS, [runtimeclass("nvidia")], node_name="n1", node_labels={})
     assert verdict["lines"] == ["MISSING=nvidia"]
     assert verdict["missing_explained"] == {"nvidia": ["DROPIN_NOT_IMPORTED", "IMPORT_GLOB_MATCHES_NOTHING"]}
