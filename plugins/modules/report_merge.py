@@ -129,12 +129,11 @@ counts:
   returned: success
   type: dict
 verdict_sources:
-  description: How many hosts were judged from their node's evidence (C(node)) and from their Node's status (C(node-status)).
+  description: As RV(gpufleet.runtime_gate.crosscheck_summary#module:verdict_sources) of a single run, over every slice's hosts.
   returned: success
   type: dict
-  sample: {"node": 12, "node-status": 9988}
 runtimeclasses:
-  description: Per RuntimeClass its C(handler), C(overhead_pod_fixed), C(node_selector) and the judged nodes C(serving), C(required), C(missing).
+  description: As RV(gpufleet.runtime_gate.crosscheck_summary#module:runtimeclasses) of a single run, over every slice's hosts.
   returned: success
   type: list
   elements: dict

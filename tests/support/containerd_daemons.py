@@ -76,10 +76,18 @@ def releases() -> list[Release]:
     return found
 
 
-def crictl() -> str:
-    entry = components().get("crictl")
-    require_tool(entry is not None and os.access(entry["path"], os.X_OK), "crictl is not built: run tools/build-components")
+def _built(name: str) -> str:
+    entry = components().get(name)
+    require_tool(entry is not None and os.access(entry["path"], os.X_OK), f"{name} is not built: run tools/build-components")
     return entry["path"]
+
+
+def crictl() -> str:
+    return _built("crictl")
+
+
+def ctr() -> str:
+    return _built("ctr")
 
 
 def containerd_wrapper(release: Release, directory: Path) -> str:
@@ -126,6 +134,18 @@ class Daemon:
         if completed.returncode != 0:
             return None, completed.stderr.strip()
         return json.loads(completed.stdout), completed.stderr.strip()
+
+    def cri_plugin_status(self) -> str | None:
+        """The CRI service plugin's status (``ok``, ``error``, ``skip``) in the daemon's own plugin list (its
+        introspection service, ``ctr plugins ls``), ``absent`` when the list lacks it (disabled, or never loaded), None
+        when the daemon did not answer. The list is final once the daemon logged it booted (``start_daemon``): every
+        plugin was loaded, or failed, by then."""
+        completed = subprocess.run([ctr(), "--address", str(self.socket), "--connect-timeout", "10s", "plugins", "ls"],
+                                   capture_output=True, text=True, timeout=60, cwd="/", check=False)
+        if completed.returncode != 0:
+            return None
+        listed = {tuple(line.split()[:2]): line.split()[-1] for line in completed.stdout.splitlines()[1:] if line.strip()}
+        return listed.get(CRI_SERVICE_PLUGIN, "absent")
 
     def stop(self):
         if self.process.poll() is None:
@@ -195,6 +215,8 @@ def remove_daemon(daemon: Daemon):
 
 
 CRI_QUERY_ATTEMPTS = 6
+# The plugin that serves the CRI API (type, id), in every release.
+CRI_SERVICE_PLUGIN = ("io.containerd.grpc.v1", "cri")
 
 
 def cri_load_failures(log: str) -> list[str]:
@@ -212,11 +234,18 @@ def served_by_daemon(daemon: Daemon, crictl_bin: str) -> dict:
     if not daemon.running():
         return {"running": False, "cri": False, "runtimes": {}, "binaries": {}, "served": [], "default": None,
                 "error": daemon.log()[-600:]}
+    # The daemon's own plugin list decides first: without its CRI service plugin loaded (disabled, a dependency
+    # disabled or failed: often logged nowhere) no CRI answers, and waiting for one would only wait out the attempts.
+    status = daemon.cri_plugin_status()
+    if status not in (None, "ok"):
+        return {"running": True, "cri": False, "runtimes": {}, "binaries": {}, "served": [], "default": None,
+                "error": "; ".join([f"the daemon's plugin list: {'.'.join(CRI_SERVICE_PLUGIN)} {status}",
+                                    *cri_load_failures(daemon.log())])}
     for attempt in range(CRI_QUERY_ATTEMPTS):
         info, error = daemon.cri_info(crictl_bin)
-        failures = cri_load_failures(daemon.log())
-        # "unknown service runtime.v1.RuntimeService" with no plugin failure in the log: the CRI service was not
-        # registered yet on a loaded machine. Only the daemon's own "failed to load plugin" proves CRI down.
+        # The plugin loaded, CRI unanswered ("unknown service runtime.v1.RuntimeService"): not registered yet on a
+        # loaded machine. Had the list not answered, only the daemon's own "failed to load plugin" proves CRI down.
+        failures = cri_load_failures(daemon.log()) if status is None else []
         if info is not None or failures:
             break
         time.sleep(0.5 * (attempt + 1))

@@ -17,101 +17,34 @@ compares the modes again.
 Time: about 2 minutes on a loaded 2-core machine (cluster and nodes up in about 20 s; six ansible-playbook runs).
 """
 import json
-import os
-import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-import yaml
-from support.containerd_daemons import containerd_wrapper, crictl, releases
-from support.kube_cluster import ClusterNotReady, start_cluster
-from support.paths import REPO_ROOT
-from support.real_nodes import NVIDIA_DIR, cri_base, remove_real_node, runtime_wrapper, start_real_node
+from support.containerd_daemons import releases
+from support.seed_lab import NVIDIA, NVIDIA_CDI, crosscheck_hosts, root_config, run_playbook, running_lab
 
-CRI = 'plugins."io.containerd.grpc.v1.cri".containerd'
 CLASSES = {"nvidia": "nvidia", "nvidia-cdi": "nvidia-cdi"}
 # The kubelet follows a restart in 4.7-7.8 s here (test_seed_lab.py); the deadline leaves room for a loaded machine.
 SETTLE_SECONDS = 90
-PLAYBOOK_SECONDS = 300
-
-
-def runtime(name, binary=None):
-    text = f'[{CRI}.runtimes.{name}]\n  runtime_type = "io.containerd.runc.v2"\n'
-    if binary:
-        text += f'  [{CRI}.runtimes.{name}.options]\n    BinaryName = "{binary}"\n'
-    return text
-
-
-NVIDIA = runtime("nvidia", f"{NVIDIA_DIR}/nvidia-container-runtime")
-NVIDIA_CDI = runtime("nvidia-cdi", f"{NVIDIA_DIR}/nvidia-container-runtime.cdi")
-
-
-def root_config(release, body):
-    return "version = 2\n" + cri_base(release) + '  default_runtime_name = "runc"\n' + runtime("runc") + body
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """``{"cluster", "nodes": {name: RealNode}, "work"}``; everything stopped after the module, and checked stopped."""
-    work = tmp_path_factory.mktemp("node-status-equality")
     release_of = {release.name: release for release in releases()}
-    trees = {"eq-24": (release_of["2.4"], NVIDIA), "eq-22": (release_of["2.2"], NVIDIA + NVIDIA_CDI)}
-    try:
-        cluster = start_cluster(work / "cluster", kwok=False)
-    except ClusterNotReady as err:
-        pytest.fail(f"the test cluster did not start: {err}", pytrace=False)
-    nodes = {}
-    try:
-        for name, (release, body) in trees.items():
-            config = work / name / "etc" / "containerd" / "config.toml"
-            config.parent.mkdir(parents=True)
-            config.write_text(root_config(release, body), encoding="utf-8")
-            for binary in ("nvidia-container-runtime", "nvidia-container-runtime.cdi"):
-                runtime_wrapper(work / name / NVIDIA_DIR.lstrip("/") / binary, shutil.which("runc") or "/usr/sbin/runc")
-            nodes[name] = start_real_node(cluster, name, release, work / name)
-        cluster.apply_objects(*({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name},
-                                 "handler": handler} for name, handler in CLASSES.items()))
-        yield {"cluster": cluster, "nodes": nodes, "work": work}
-    finally:
-        for node in nodes.values():
-            remove_real_node(node)
-        cluster.stop()
-    left = {name: node.leftovers() for name, node in nodes.items() if node.leftovers()}
-    assert not left, f"still running after the lab was stopped: {left}"
+    trees = {"eq-24": (release_of["2.4"], {"config.toml": root_config(release_of["2.4"], NVIDIA)}),
+             "eq-22": (release_of["2.2"], {"config.toml": root_config(release_of["2.2"], NVIDIA + NVIDIA_CDI)})}
+    with running_lab(tmp_path_factory.mktemp("node-status-equality"), trees, CLASSES) as started:
+        yield started
 
 
 def run_crosscheck(lab, out: Path, verdict_source):
     """playbooks/crosscheck.yml over the real nodes in ``verdict_source`` mode: their trees (host_root) run by their own
     containerd release, their daemons asked on their sockets, the cluster read with the admin kubeconfig.
     (host -> verdict, the completed run)."""
-    hosts = {}
-    for name, node in lab["nodes"].items():
-        hosts[name] = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-                       "runtime_gate_host_root": str(node.node_root),
-                       "runtime_gate_containerd_config": "/etc/containerd/config.toml",
-                       "runtime_gate_containerd_bin": containerd_wrapper(node.release, node.work),
-                       "runtime_gate_containerd_socket": str(node.socket)}
-    out.mkdir(parents=True, exist_ok=True)
-    inventory = {"all": {"hosts": {"localhost": {"ansible_connection": "local"}},
-                         "children": {"gpu_nodes": {"hosts": hosts}}}}
-    (out / "hosts.yml").write_text(yaml.safe_dump(inventory), encoding="utf-8")
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith("K8S_AUTH_") and key not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST")}
-    env.update(ANSIBLE_CONFIG=str(REPO_ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               K8S_AUTH_KUBECONFIG=str(lab["cluster"].admin_kubeconfig),
-               PATH=os.path.dirname(crictl()) + os.pathsep + env.get("PATH", ""))
-    completed = subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(out / "hosts.yml"),
-                                str(REPO_ROOT / "playbooks" / "crosscheck.yml"),
-                                "-e", f"runtime_gate_verdict_source={verdict_source}",
-                                "-e", f"runtime_gate_verdicts_file={out / 'verdicts.json'}"],
-                               cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=PLAYBOOK_SECONDS,
-                               check=False)
-    verdicts_file = out / "verdicts.json"
-    assert verdicts_file.exists(), completed.stdout[-4000:] + completed.stderr[-2000:]
-    return json.loads(verdicts_file.read_text(encoding="utf-8"))["hosts"], completed
+    return run_playbook(lab, out, "crosscheck.yml", crosscheck_hosts(lab["nodes"]),
+                        {"runtime_gate_verdict_source": verdict_source})
 
 
 def outcome(verdict):

@@ -22,94 +22,46 @@ containerd restarted by the node's own restart command), the pods stuck on them 
 Time: about 4 minutes on a loaded 2-core machine (cluster and nodes up in about 25 s; eight ansible-playbook runs).
 """
 import json
-import os
-import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-import yaml
-from support.containerd_daemons import containerd_wrapper, crictl, releases
-from support.kube_cluster import ClusterNotReady, start_cluster
+from support.containerd_daemons import releases
 from support.oci_images import WORKLOAD_IMAGE
-from support.paths import REPO_ROOT
-from support.real_nodes import NVIDIA_DIR, cri_base, remove_real_node, runtime_wrapper, start_real_node
+from support.real_nodes import NVIDIA_DIR
+from support.seed_lab import CRI, NVIDIA, NVIDIA_CDI, crosscheck_hosts, root_config, run_playbook, runtime_class, running_lab
 
 NAMESPACE = "seed-lab"
-CRI = 'plugins."io.containerd.grpc.v1.cri".containerd'
 CLASSES = {"nvidia": "nvidia", "nvidia-cdi": "nvidia-cdi", "nvidia-typo": "nvdia"}
 POD_SECONDS = 120
 HANDLERS_FOLLOW_SECONDS = 60
 
 
-def runtime(name, binary=None):
-    text = f'[{CRI}.runtimes.{name}]\n  runtime_type = "io.containerd.runc.v2"\n'
-    if binary:
-        text += f'  [{CRI}.runtimes.{name}.options]\n    BinaryName = "{binary}"\n'
-    return text
-
-
-NVIDIA = runtime("nvidia", f"{NVIDIA_DIR}/nvidia-container-runtime")
-NVIDIA_CDI = runtime("nvidia-cdi", f"{NVIDIA_DIR}/nvidia-container-runtime.cdi")
-
-
 def trees(release_of):
     """node name -> (release, {path under the node's /etc/containerd: text})."""
-    def root(release, imports=None, default="runc", body=""):
-        head = "version = 2\n" + (f"imports = {json.dumps(imports)}\n" if imports else "")
-        return head + cri_base(release) + f'  default_runtime_name = "{default}"\n' + runtime("runc") + body
     v3_runtimes = "".join(text.replace(CRI, 'plugins."io.containerd.cri.v1.runtime".containerd')
                           for text in (NVIDIA, NVIDIA_CDI))
     return {
         # A partial drop-in (nvidia alone, deep-merged by 2.x) matched by the .conf glob; nvidia-cdi's .toml is not.
-        "rn-24": (release_of["2.4"], {"config.toml": root(release_of["2.4"], ["/etc/containerd/conf.d/*.conf"]),
+        "rn-24": (release_of["2.4"], {"config.toml": root_config(release_of["2.4"], imports=["/etc/containerd/conf.d/*.conf"]),
                                       "conf.d/50-nvidia.conf": "version = 2\n" + NVIDIA,
                                       "conf.d/99-nvidia-cdi.toml": "version = 2\n" + NVIDIA_CDI}),
-        "rn-22": (release_of["2.2"], {"config.toml": root(release_of["2.2"], default="nvidia", body=NVIDIA + NVIDIA_CDI)}),
+        "rn-22": (release_of["2.2"], {"config.toml": root_config(release_of["2.2"], NVIDIA + NVIDIA_CDI, default="nvidia")}),
         # v3 on 1.x: the root's 2.x tables are ignored (a v2 drop-in makes the merged version 2, so 1.7 starts).
         "rn-17": (release_of["1.7"], {"config.toml": 'version = 3\nimports = ["/etc/containerd/conf.d/*.toml"]\n'
                                                      + v3_runtimes,
-                                      "conf.d/00-base.toml": root(release_of["1.7"])}),
-        "rn-16": (release_of["1.6"], {"config.toml": root(release_of["1.6"], body=NVIDIA)}),
+                                      "conf.d/00-base.toml": root_config(release_of["1.7"])}),
+        "rn-16": (release_of["1.6"], {"config.toml": root_config(release_of["1.6"], NVIDIA)}),
     }
-
-
-def write_tree(node_root: Path, files: dict):
-    for relative, text in files.items():
-        path = node_root / "etc" / "containerd" / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    for binary in ("nvidia-container-runtime", "nvidia-container-runtime.cdi"):
-        runtime_wrapper(node_root / NVIDIA_DIR.lstrip("/") / binary, shutil.which("runc") or "/usr/sbin/runc")
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """The cluster, its three real nodes (``{"cluster", "nodes": {name: RealNode}, "work"}``); everything stopped after
+    """The cluster, its four real nodes (``{"cluster", "nodes": {name: RealNode}, "work"}``); everything stopped after
     the module, and checked stopped."""
-    work = tmp_path_factory.mktemp("seed-lab")
     release_of = {release.name: release for release in releases()}
-    try:
-        cluster = start_cluster(work / "cluster", kwok=False)
-    except ClusterNotReady as err:
-        pytest.fail(f"the test cluster did not start: {err}", pytrace=False)
-    nodes = {}
-    try:
-        for name, (release, files) in trees(release_of).items():
-            write_tree(work / name, files)
-            nodes[name] = start_real_node(cluster, name, release, work / name)
-        cluster.namespace(NAMESPACE)
-        cluster.apply_objects(*({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name},
-                                 "handler": handler} for name, handler in CLASSES.items()))
-        yield {"cluster": cluster, "nodes": nodes, "work": work}
-    finally:
-        for node in nodes.values():
-            remove_real_node(node)
-        cluster.stop()
-    left = {name: node.leftovers() for name, node in nodes.items() if node.leftovers()}
-    assert not left, f"still running after the lab was stopped: {left}"
+    with running_lab(tmp_path_factory.mktemp("seed-lab"), trees(release_of), CLASSES, NAMESPACE) as started:
+        yield started
 
 
 def workload_pod(name, node_name, class_name, **spec):
@@ -126,14 +78,21 @@ def sandbox_failures(cluster):
             if event.get("reason") == "FailedCreatePodSandBox"}
 
 
+def pods_by_name(cluster):
+    return {item["metadata"]["name"]: item for item in cluster.get("pods", "-n", NAMESPACE)["items"]}
+
+
+def phase(pod):
+    return (pod.get("status") or {}).get("phase")
+
+
 def outcomes(cluster, names, seconds=POD_SECONDS):
     """pod name -> ("Running", None) or ("FailedCreatePodSandBox", message), once every pod reached one of them."""
     def probe():
-        pods = {item["metadata"]["name"]: item for item in cluster.get("pods", "-n", NAMESPACE)["items"]}
-        failed = sandbox_failures(cluster)
+        pods, failed = pods_by_name(cluster), sandbox_failures(cluster)
         found = {}
         for name in names:
-            if (pods.get(name, {}).get("status") or {}).get("phase") == "Running":
+            if phase(pods.get(name, {})) == "Running":
                 found[name] = ("Running", None)
             elif name in failed:
                 found[name] = ("FailedCreatePodSandBox", failed[name])
@@ -145,33 +104,11 @@ def run_crosscheck(lab, out: Path, playbook="crosscheck.yml", extra=None):
     """playbooks/crosscheck.yml (or ``playbook``, with ``extra`` vars) over the real nodes: each node's tree (host_root)
     run by its own containerd release, its running daemon asked on its socket (crictl), the cluster read with the admin
     kubeconfig. (host -> verdict, the completed run)."""
-    hosts = {}
-    for name, node in lab["nodes"].items():
-        hosts[name] = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-                       "runtime_gate_host_root": str(node.node_root),
-                       "runtime_gate_containerd_config": "/etc/containerd/config.toml",
-                       "runtime_gate_containerd_bin": containerd_wrapper(node.release, node.work),
-                       "runtime_gate_containerd_socket": str(node.socket), "runtime_gate_dump_file": ""}
-    out.mkdir(parents=True, exist_ok=True)
-    inventory = {"all": {"hosts": {"localhost": {"ansible_connection": "local"}},
-                         "children": {"gpu_nodes": {"hosts": hosts}}}}
-    (out / "hosts.yml").write_text(yaml.safe_dump(inventory), encoding="utf-8")
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith("K8S_AUTH_") and key not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST")}
-    env.update(ANSIBLE_CONFIG=str(REPO_ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               K8S_AUTH_KUBECONFIG=str(lab["cluster"].admin_kubeconfig),
-               PATH=os.path.dirname(crictl()) + os.pathsep + env.get("PATH", ""))
+    hosts = {name: {**host, "runtime_gate_dump_file": ""} for name, host in crosscheck_hosts(lab["nodes"]).items()}
     # Judged over "SSH" (the node's files and daemon), never from the Nodes' status: the kubelet reports a restart's
     # handlers only at its next sync (4-8 s here), and these tests compare the files' and daemon's truth with the pods.
-    completed = subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(out / "hosts.yml"),
-                                str(REPO_ROOT / "playbooks" / playbook),
-                                "-e", json.dumps({"runtime_gate_verdict_source": "ssh", **(extra or {})}),
-                                "-e", f"runtime_gate_verdicts_file={out / 'verdicts.json'}",
-                                "-e", f"runtime_gate_report_dir={out / 'report'}"],
-                               cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
-    verdicts_file = out / "verdicts.json"
-    assert verdicts_file.exists(), completed.stdout[-4000:] + completed.stderr[-2000:]
-    return json.loads(verdicts_file.read_text(encoding="utf-8"))["hosts"], completed
+    return run_playbook(lab, out, playbook, hosts, {"runtime_gate_verdict_source": "ssh",
+                                                    "runtime_gate_report_dir": str(out / "report"), **(extra or {})})
 
 
 def test_every_pod_does_what_the_crosscheck_says(lab):
@@ -256,8 +193,7 @@ def test_the_gate_keeps_new_pods_off_a_node_broken_again(lab):
     cluster, nodes = lab["cluster"], lab["nodes"]
     # Only nvidia is required now, so that some nodes pass and some do not (with nvdia required every node is MISSING).
     cluster.kubectl("delete", "runtimeclass", "nvidia-typo", "nvidia-cdi")
-    cluster.apply_objects({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia-gated"},
-                           "handler": "nvidia"})
+    cluster.apply_objects(runtime_class("nvidia-gated", "nvidia"))
     gate = {"runtime_gate_label_nodes": True, "runtime_gate_label_apply": True,
             "runtime_gate_label_bind_runtimeclasses": ["nvidia-gated"]}
 
@@ -298,9 +234,8 @@ def test_overhead_warning_against_the_real_kubelets_allocatable(lab):
     crosscheck's overhead warning names exactly that pod, on each node the class may place it; a small one runs and is
     not named."""
     cluster = lab["cluster"]
-    cluster.apply_objects({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia-vm"},
-                           "handler": "nvidia", "overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}},
-                           "scheduling": {"nodeSelector": {GATE_LABEL: "served"}}})
+    cluster.apply_objects(runtime_class("nvidia-vm", "nvidia", overhead={"podFixed": {"cpu": "250m", "memory": "120Mi"}},
+                                        scheduling={"nodeSelector": {GATE_LABEL: "served"}}))
     allocatable = millicpu(cluster.get("node", "rn-22")["status"]["allocatable"]["cpu"])
     for name, cpu in (("vm-small", "100m"), ("vm-big", f"{allocatable - 100}m")):
         pod = workload_pod(name, None, "nvidia-vm")
@@ -337,25 +272,11 @@ def run_rollout(lab, out: Path, extra=None):
                        "containerd_runtimes_restart_command": node.restart_command(),
                        "containerd_runtimes_wait_command": [node.paths["ctr"], "--address",
                                                             "/run/containerd/containerd.sock", "version"]}
-    out.mkdir(parents=True, exist_ok=True)
-    inventory = {"all": {"hosts": {"localhost": {"ansible_connection": "local"}},
-                         "children": {"gpu_nodes": {"hosts": hosts, "vars": {"containerd_runtimes_runtimes": [
-                             {"name": "nvidia", "binary_name": f"{NVIDIA_DIR}/nvidia-container-runtime"},
-                             {"name": "nvidia-cdi", "binary_name": f"{NVIDIA_DIR}/nvidia-container-runtime.cdi"}]}}}}}
-    (out / "hosts.yml").write_text(yaml.safe_dump(inventory), encoding="utf-8")
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith("K8S_AUTH_") and key not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST")}
-    env.update(ANSIBLE_CONFIG=str(REPO_ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               K8S_AUTH_KUBECONFIG=str(lab["cluster"].admin_kubeconfig),
-               PATH=os.path.dirname(crictl()) + os.pathsep + env.get("PATH", ""))
-    completed = subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(out / "hosts.yml"),
-                                str(REPO_ROOT / "playbooks" / "rollout.yml"),
-                                "-e", json.dumps({"runtime_gate_serial": ["1", "100%"], **(extra or {})}),
-                                "-e", f"runtime_gate_verdicts_file={out / 'verdicts.json'}"],
-                               cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
-    verdicts_file = out / "verdicts.json"
-    assert verdicts_file.exists(), completed.stdout[-4000:] + completed.stderr[-2000:]
-    return json.loads(verdicts_file.read_text(encoding="utf-8"))["hosts"], completed
+    runtimes = {"containerd_runtimes_runtimes": [
+        {"name": "nvidia", "binary_name": f"{NVIDIA_DIR}/nvidia-container-runtime"},
+        {"name": "nvidia-cdi", "binary_name": f"{NVIDIA_DIR}/nvidia-container-runtime.cdi"}]}
+    return run_playbook(lab, out, "rollout.yml", hosts, {"runtime_gate_serial": ["1", "100%"], **(extra or {})},
+                        group_vars=runtimes, timeout=600)
 
 
 def test_rollout_repairs_the_nodes_and_the_stuck_pods_start(lab):
@@ -367,12 +288,11 @@ def test_rollout_repairs_the_nodes_and_the_stuck_pods_start(lab):
     cluster, nodes = lab["cluster"], lab["nodes"]
     # (the gate test deleted both; deleted here too, so that this test also runs alone)
     cluster.kubectl("delete", "runtimeclass", "nvidia-typo", "nvidia-cdi", "--ignore-not-found")
-    cluster.apply_objects({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia-cdi"},
-                           "handler": "nvidia-cdi"})
+    cluster.apply_objects(runtime_class("nvidia-cdi", "nvidia-cdi"))
     failing = sandbox_failures(cluster)
-    pods = {item["metadata"]["name"]: item for item in cluster.get("pods", "-n", NAMESPACE)["items"]}
+    pods = pods_by_name(cluster)
     stuck = sorted(name for name, pod in pods.items()
-                   if name in failing and (pod.get("status") or {}).get("phase") != "Running")
+                   if name in failing and phase(pod) != "Running")
     retried = [name for name in stuck if pods[name]["spec"]["runtimeClassName"] != "nvidia-typo"]
     recreated = [name for name in stuck if name not in retried]
     assert retried and {pods[name]["spec"]["nodeName"] for name in recreated} == set(nodes), (retried, recreated)
@@ -398,13 +318,10 @@ def test_rollout_repairs_the_nodes_and_the_stuck_pods_start(lab):
                             for name in recreated))
     # Running, each of them (their old FailedCreatePodSandBox events stay: only the phase counts here).
     waiting = retried + [f"{name}-again" for name in recreated]
-
-    def not_running():
-        phases = {item["metadata"]["name"]: (item.get("status") or {}).get("phase")
-                  for item in cluster.get("pods", "-n", NAMESPACE)["items"]}
-        return [name for name in waiting if phases.get(name) != "Running"]
     started = time.monotonic()
-    cluster.wait_for(f"every pod of {waiting} Running", lambda: not not_running(), POD_SECONDS, interval=1)
+    cluster.wait_for(f"every pod of {waiting} Running",
+                     lambda: all(phase(pods_by_name(cluster).get(name, {})) == "Running" for name in waiting),
+                     POD_SECONDS, interval=1)
     print(f"{len(retried)} stuck pods started by the kubelet's retries, {len(recreated)} recreated, in "
           f"{time.monotonic() - started:.0f} s")
 
