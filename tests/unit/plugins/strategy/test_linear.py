@@ -3,11 +3,13 @@ ansible-core 2.19 looks every play host up in it before every task of every host
 import random
 from types import SimpleNamespace
 
+import yaml
 from ansible.inventory.manager import InventoryManager
 from ansible.parsing.dataloader import DataLoader
 from ansible.playbook.play import Play
 from ansible.plugins.strategy.linear import StrategyModule as LinearStrategyModule
 from ansible.vars.manager import VariableManager
+from support.paths import REPO_ROOT
 
 from ansible_collections.gpufleet.runtime_gate.plugins.strategy.linear import RemovedHosts, StrategyModule
 
@@ -92,3 +94,11 @@ def test_the_strategy_gives_the_play_a_counted_list_with_the_hosts_already_remov
     StrategyModule.run(object.__new__(StrategyModule), SimpleNamespace(_play=play), None)
     assert isinstance(seen["removed"], RemovedHosts) and seen["removed"] == ["node-0001"], seen
     assert "node-0001" in play._removed_hosts and "node-0002" not in play._removed_hosts
+
+
+def test_the_crosscheck_judges_every_host_on_this_strategy():
+    """The play whose one task per host fails the MISSING and UNKNOWN hosts: on ansible.builtin.linear its time per
+    host would grow with the fleet again (benchmarks/crosscheck_scale --growth-builtin-linear shows by how much)."""
+    plays = yaml.safe_load((REPO_ROOT / "playbooks" / "crosscheck.yml").read_text(encoding="utf-8"))
+    judging = [play for play in plays if "node_crosscheck" in yaml.safe_dump(play.get("tasks", []))]
+    assert [play.get("strategy") for play in judging] == ["gpufleet.runtime_gate.linear"], judging
