@@ -87,6 +87,8 @@ options:
         hosts that have no verdict of their own (judged from their Node's status, they never ran the host task); the
         table then says how many hosts were judged each way.
       - A variable that does not exist, or a failed or skipped result, adds nothing.
+      - Given no O(hosts), a result that already summarised the run (node-status mode, its C(summary)) is returned as it
+        is; that task wrote the verdicts file and the reports.
     type: str
 attributes:
   check_mode:
@@ -141,7 +143,9 @@ verdicts:
       as M(gpufleet.runtime_gate.node_crosscheck) returns them;
       a host that was not judged is C(UNKNOWN) with the reason, or C(NOT_REACHED) when O(batch_reached_var) says
       its batch has not run.
-  returned: always
+  returned: >-
+    always, except when the run was summarised by M(gpufleet.runtime_gate.node_status_verdicts) without its
+    O(gpufleet.runtime_gate.node_status_verdicts#module:summary_verdicts) (see O(node_status_var))
   type: dict
 verdict_sources:
   description: How many hosts were judged from their node's evidence (C(node)) and from their Node's status (C(node-status)).

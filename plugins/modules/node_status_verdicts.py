@@ -23,7 +23,13 @@ description:
     C(ssh) judges nobody here and hands every host on."
   - The Node's Host name is C(runtime_gate_node_name) (as the M(gpufleet.runtime_gate.k8s_nodes) inventory sets it),
     else the host's name; its labels C(runtime_gate_node_labels), else the Node's.
-  - Runs on the controller (action plugin), once per run; no request to the API server and no connection to a host.
+  - Runs on the controller (action plugin), once per run; no connection to a host, and no request to the API server
+    unless O(cluster) is given with O(verdict_source=node-status).
+  - With O(verdict_source=node-status) every verdict is final here. O(cluster) then reads the cluster in this task
+    (in-process, on the controller) and O(summarise) summarises the run as M(gpufleet.runtime_gate.crosscheck_summary)
+    does, writing O(verdicts_file) and the reports into O(report_dir). The Nodes and Pods of a large cluster and every
+    host's verdict then stay out of the registered results, whose handling by ansible-core costs about a minute for
+    10,000 Nodes (benchmarks/README.md in the collection, "API mode"). The playbooks do this in node-status mode.
 version_added: 0.3.0
 author:
   - gpufleet platform team (@gpufleet)
@@ -55,10 +61,47 @@ options:
         C(nodes=true)), read as stored. A result that is absent or failed vouches for no host.
     type: str
     default: runtime_gate_cluster
+  cluster:
+    description:
+      - With O(verdict_source=node-status), the options of M(gpufleet.runtime_gate.runtimeclass_info) (C(src), C(nodes),
+        C(pods), the connection and limit options, with the same C(K8S_AUTH_*) fallbacks and the same checks), read
+        by this task itself, on the controller; O(cluster_result_var) is then not read. Relative paths are the
+        controller's (the directory ansible-playbook runs in).
+      - Ignored with C(hybrid) and C(ssh), whose hosts judged over their connection need the cluster as a registered
+        result (O(cluster_result_var)).
+    type: dict
+  summarise:
+    description:
+      - With O(verdict_source=node-status), summarise the run here (RV(summary)) and leave RV(verdicts) out of the
+        result. Ignored with C(hybrid) and C(ssh), whose other hosts are judged later.
+    type: bool
+    default: false
+  summary_verdicts:
+    description:
+      - With O(summarise), also return every verdict in RV(summary) (as its C(verdicts)), as the gate step needs them.
+    type: bool
+    default: false
+  verdicts_file:
+    description:
+      - With O(summarise), write every host's verdict as JSON to this controller path (as
+        M(gpufleet.runtime_gate.crosscheck_summary)'s O(gpufleet.runtime_gate.crosscheck_summary#module:verdicts_file)).
+    type: path
+  report_dir:
+    description:
+      - With O(summarise), write C(report.json), C(junit.xml), C(report.html) and C(metrics.prom) into this controller
+        directory (as M(gpufleet.runtime_gate.crosscheck_summary)'s O(gpufleet.runtime_gate.crosscheck_summary#module:report_dir)).
+    type: path
+  run_id:
+    description:
+      - With O(summarise) and O(report_dir), the run the reports belong to (as
+        M(gpufleet.runtime_gate.crosscheck_summary)'s O(gpufleet.runtime_gate.crosscheck_summary#module:run_id)).
+    type: str
 attributes:
   check_mode:
     support: full
-    details: Only reads; the same in check mode.
+    details: >-
+      Only reads; the same in check mode. With O(summarise), the verdicts file and the reports are written in check
+      mode too, as M(gpufleet.runtime_gate.crosscheck_summary) writes them.
   diff_mode:
     support: none
     details: Nothing to diff.
@@ -67,7 +110,7 @@ attributes:
     details: Only reads (the heartbeat's age depends on the time of the run).
   action:
     support: full
-    description: Runs on the controller; reads the cluster result and the hosts' variables.
+    description: Runs on the controller; reads the cluster (result) and the hosts' variables, writes the reports.
 seealso:
   - module: gpufleet.runtime_gate.node_crosscheck
   - module: gpufleet.runtime_gate.crosscheck_summary
@@ -88,7 +131,15 @@ verdicts:
     - Host name to its verdict from the Node's status, in the shape of M(gpufleet.runtime_gate.node_crosscheck)'s,
       with C(verdict_source) C(node-status); every host with O(verdict_source=node-status), only the hosts found
       C(OK) with C(hybrid), none with C(ssh).
-  returned: always
+  returned: unless the run was summarised here (O(summarise) with O(verdict_source=node-status))
+  type: dict
+summary:
+  description:
+    - The result M(gpufleet.runtime_gate.crosscheck_summary) returns for the run (C(table_lines), C(passed), C(counts),
+      C(verdict_sources), C(cluster), the findings, C(report_paths) and C(run_id) when the reports were written), its
+      C(verdicts) only with O(summary_verdicts). M(gpufleet.runtime_gate.crosscheck_summary) given no host and this
+      result (its O(gpufleet.runtime_gate.crosscheck_summary#module:node_status_var)) returns it as it is.
+  returned: when the run was summarised here (O(summarise) with O(verdict_source=node-status))
   type: dict
 ssh_hosts:
   description: The hosts left for their node's evidence (all with C(ssh), none with C(node-status)), sorted.

@@ -281,60 +281,19 @@ http_status:
   sample: 403
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.manifest import HAS_YAML, YAML_IMPORT_ERROR
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.cluster_file import cluster_file_result
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.auth import AUTH_ARG_SPEC, insecure_warning
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.client import (
-    HAS_KUBERNETES,
-    KUBERNETES_IMPORT_ERROR,
-)
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.errors import KubeAccessError
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.limits import LIMIT_ARG_SPEC
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.lists import list_cluster_objects
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.cluster_info import cluster_info_result
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.runtimeclass_info import get_runtimeclass_info_argument_spec
 
 
 def main():
     module = AnsibleModule(**get_runtimeclass_info_argument_spec())
-    params = module.params
-    for positive in ("page_size", "request_timeout", *LIMIT_ARG_SPEC):
-        if params[positive] < 1:
-            module.fail_json(msg=f"{positive} must be at least 1, not {params[positive]}")
-
-    if params["src"]:
-        if not HAS_YAML:
-            module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_IMPORT_ERROR)
-        try:
-            module.exit_json(**cluster_file_result(params["src"], include_nodes=params["nodes"], include_pods=params["pods"]))
-        except RuntimeGateError as err:
-            module.fail_json(msg=str(err), source={"type": "file", "path": params["src"]})
-    else:
-        if not HAS_KUBERNETES:
-            module.fail_json(msg=missing_required_lib("kubernetes"), exception=KUBERNETES_IMPORT_ERROR)
-        auth_options = {name: params[name] for name in AUTH_ARG_SPEC}
-        if insecure_warning(auth_options):
-            module.warn(insecure_warning(auth_options))
-        try:
-            cluster_objects = list_cluster_objects(auth_options, include_nodes=params["nodes"],
-                                                   include_pods=params["pods"], page_size=params["page_size"],
-                                                   request_timeout=params["request_timeout"],
-                                                   **{name: params[name] for name in LIMIT_ARG_SPEC})
-        except KubeAccessError as err:
-            module.fail_json(**err.result_fields())
-        except RuntimeGateError as err:
-            module.fail_json(msg=str(err))
-        for warning in cluster_objects["warnings"]:
-            module.warn(warning)
-        source = {"type": "api", "server": cluster_objects["server"]}
-        api_requests = cluster_objects["api_requests"]
-
-    result = {"changed": False, "runtimeclasses": cluster_objects["runtimeclasses"], "source": source,
-              "api_requests": api_requests, "pods": cluster_objects["pods"] if params["pods"] else []}
-    if params["nodes"]:
-        result["nodes"] = cluster_objects["nodes"]
+    result, warnings = cluster_info_result(module.params)
+    for warning in warnings:
+        module.warn(warning)
+    if result.pop("failed", False):
+        module.fail_json(**result)
     module.exit_json(**result)
 
 

@@ -16,6 +16,14 @@ def get_node_status_verdicts_argument_spec():
             "verdict_source": {"type": "str", "default": "hybrid", "choices": VERDICT_SOURCES},
             "max_heartbeat_age": {"type": "int", "default": DEFAULT_MAX_HEARTBEAT_AGE},
             "cluster_result_var": {"type": "str", "default": "runtime_gate_cluster"},
+            # node-status mode: runtimeclass_info's options; the action reads the cluster itself, in-process.
+            "cluster": {"type": "dict"},
+            # node-status mode: every verdict is final here; the run's summary (crosscheck_summary's) and its files.
+            "summarise": {"type": "bool", "default": False},
+            "summary_verdicts": {"type": "bool", "default": False},
+            "verdicts_file": {"type": "path"},
+            "report_dir": {"type": "path"},
+            "run_id": {"type": "str"},
         },
         "supports_check_mode": True,
     }

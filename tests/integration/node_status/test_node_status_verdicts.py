@@ -10,6 +10,7 @@ inventory/demo): gpu-node-01's serves nvidia, gpu-node-02's does not. The OK hos
 judged over its connection it would be MISSING, so its OK can only have come from its Node's status.
 """
 import json
+import re
 import sys
 
 import pytest
@@ -169,3 +170,63 @@ def test_the_inventory_plugin_sets_the_switch_for_the_playbook(cluster, tmp_path
         "ok-node": ("OK", "node-status"), "missing-node": ("MISSING", "node-status"),
         "stale-node": ("UNKNOWN", "node-status"), "notready-node": ("UNKNOWN", "node-status"),
         "nohandlers-node": ("UNKNOWN", "node-status")}, output
+
+
+def timeless(text):
+    """``text`` without the stale Node's heartbeat age, which grows between two readings."""
+    return re.sub(r"heartbeat is \d+ s old", "heartbeat is N s old", text)
+
+
+def test_node_status_mode_summarised_in_one_task_equals_the_registered_results(cluster, tmp_path):
+    """node_status_verdicts reading the cluster itself and summarising the run (what crosscheck.yml does in node-status
+    mode, so that a 10,000-Node cluster and 10,000 verdicts never pass through ansible-core's result handling) writes
+    the same verdicts file and report, and shows the same table, as runtimeclass_info, node_status_verdicts and
+    crosscheck_summary passing registered results do; it returns no verdict, and crosscheck_summary given its result
+    and no host passes its summary on."""
+    hosts = "{{ query('inventory_hostnames', 'gpu_nodes') }}"
+    files = {way: {"verdicts_file": str(tmp_path / way / "verdicts.json"), "report_dir": str(tmp_path / way / "report"),
+                   "run_id": "node-status-equality"} for way in ("registered", "summarised")}
+    tasks = [
+        {"gpufleet.runtime_gate.runtimeclass_info": {"nodes": True}, "register": "cluster"},
+        {"gpufleet.runtime_gate.node_status_verdicts": {"hosts": hosts, "verdict_source": "node-status",
+                                                        "cluster_result_var": "cluster"}, "register": "split"},
+        {"gpufleet.runtime_gate.crosscheck_summary": {"hosts": [], "node_status_var": "split", "cluster_result_var": "cluster",
+                                                      **files["registered"]}, "register": "registered"},
+        {"gpufleet.runtime_gate.node_status_verdicts": {"hosts": hosts, "verdict_source": "node-status",
+                                                        "cluster": {"nodes": True}, "summarise": True,
+                                                        **files["summarised"]}, "register": "summarised"},
+        {"gpufleet.runtime_gate.crosscheck_summary": {"hosts": [], "node_status_var": "summarised"},
+         "register": "passed_on"},
+        {"ansible.builtin.copy": {"dest": str(tmp_path / "results.json"), "mode": "0644",
+                                  "content": "{{ {'registered': registered, 'summarised': summarised, "
+                                             "'passed_on': passed_on} | to_json }}"}},
+    ]
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(yaml.safe_dump([{"hosts": "localhost", "connection": "local", "gather_facts": False,
+                                         "vars": {"ansible_python_interpreter": sys.executable}, "tasks": tasks}]))
+    completed = ansible_playbook(playbook, inventory(tmp_path / "hosts.yml", "unreachable"),
+                                 env={"K8S_AUTH_KUBECONFIG": str(cluster.admin_kubeconfig)})
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    results = json.loads((tmp_path / "results.json").read_text())
+    registered, summarised = results["registered"], results["summarised"]
+    assert "verdicts" not in summarised and "verdicts" not in summarised["summary"], sorted(summarised)
+    assert summarised["task_hosts"] == [] and summarised["judged_from_node_status"] == 6
+    assert summarised["changed"] is True
+    read = {way: json.loads(timeless((tmp_path / way / "verdicts.json").read_text())) for way in files}
+    assert read["summarised"] == read["registered"]
+    assert judged(read["summarised"]["hosts"]) == {
+        "ok-node": ("OK", "node-status"), "missing-node": ("MISSING", "node-status"),
+        "stale-node": ("UNKNOWN", "node-status"), "notready-node": ("UNKNOWN", "node-status"),
+        "nohandlers-node": ("UNKNOWN", "node-status"), NOT_A_NODE: ("UNKNOWN", "node-status")}
+    reports = {way: json.loads(timeless((tmp_path / way / "report" / "report.json").read_text())) for way in files}
+    for report in reports.values():
+        report.pop("generated_at")
+    assert reports["summarised"] == reports["registered"]
+    # One page of RuntimeClasses and one of Nodes, read by the task itself.
+    assert reports["summarised"]["sources"]["cluster"]["api_requests"] == 2
+    shown = [timeless(line.replace(str(tmp_path / "registered"), str(tmp_path / "summarised")))
+             for line in registered["table_lines"]]
+    assert [timeless(line) for line in summarised["summary"]["table_lines"]] == shown
+    assert not summarised["summary"]["passed"]
+    passed_on = {key: value for key, value in results["passed_on"].items() if key in summarised["summary"]}
+    assert passed_on == summarised["summary"]
