@@ -27,6 +27,7 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.rend
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._change.toml_write import set_imports
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict import served_runtimes
 
+
 def _set_options(options):
     """Options that say something: containerd's built-in runc prints every runc option, unset ones as zero values."""
     return {key: value for key, value in (options or {}).items() if value not in ("", 0, False, None, [], {})}
