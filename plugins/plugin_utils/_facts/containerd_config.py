@@ -316,4 +316,3 @@ def _plain(value):
     if isinstance(value, (datetime.date, datetime.time)):
         return value.isoformat()
     return value
-

@@ -8,6 +8,8 @@ from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._verdict imp
     judge,
     judge_and_explain,
     judge_gathered,
+    not_gathered,
+    unreachable,
     verdict_lines,
 )
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import explain
@@ -138,6 +140,15 @@ def test_facts_that_could_not_be_gathered_are_unknown(gather_result, fragment):
     assert verdict["status"] == "UNKNOWN"
     assert fragment in verdict["reason"]
     assert verdict["lines"] == [f"UNKNOWN={verdict['reason']}"]
+
+
+def test_a_node_that_gave_no_facts_is_unknown_in_the_words_of_a_registered_result():
+    # node_crosscheck's own gathering (no registered result in between) says what a user's containerd_facts task would.
+    failed = {"failed": True, "msg": "n1: `containerd config dump` exited 1: boom"}
+    assert not_gathered("n1", failed) == judge_gathered(node_name="n1", gather_result=failed, runtimeclasses=CLASSES)
+    assert unreachable("n1", "Failed to connect") == judge_gathered(
+        node_name="n1", gather_result={"unreachable": True, "msg": "Failed to connect"}, runtimeclasses=CLASSES)
+    assert unreachable("n1", "Failed to connect")["status"] == "UNKNOWN"
 
 
 def test_cluster_that_could_not_be_read_makes_every_node_unknown():
