@@ -76,6 +76,7 @@ class StrategyModule(LinearStrategyModule):
         play = iterator._play
         # ansible-core's PlayIterator and strategies append to and remove from play._removed_hosts; the hosts that
         # failed in earlier plays are already in it when the strategy starts.
-        if type(play._removed_hosts) is list:
-            play._removed_hosts = RemovedHosts(play._removed_hosts)
+        removed = play._removed_hosts
+        if isinstance(removed, list) and not isinstance(removed, RemovedHosts):
+            play._removed_hosts = RemovedHosts(removed)
         return super().run(iterator, play_context)
