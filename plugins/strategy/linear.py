@@ -20,7 +20,7 @@ description:
   - This strategy keeps a count of each name beside that list, so the lookup costs the same whatever the number
     of failed hosts. The list itself, its order, and what ansible-core or any callback sees are unchanged.
   - Used by C(gpufleet.runtime_gate.crosscheck) (and C(gpufleet.runtime_gate.nightly)) for its per-host play.
-author: gpufleet platform team
+author: gpufleet platform team (@gpufleet)
 """
 
 import collections
