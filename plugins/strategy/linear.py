@@ -20,7 +20,7 @@ description:
   - This strategy keeps a count of each name beside that list, so the lookup costs the same whatever the number
     of failed hosts. The list itself, its order, and what ansible-core or any callback sees are unchanged.
   - Used by C(gpufleet.runtime_gate.crosscheck) (and C(gpufleet.runtime_gate.nightly)) for its per-host play.
-author: gpufleet platform team
+author: gpufleet platform team (@gpufleet)
 """
 
 import collections
@@ -76,6 +76,7 @@ class StrategyModule(LinearStrategyModule):
         play = iterator._play
         # ansible-core's PlayIterator and strategies append to and remove from play._removed_hosts; the hosts that
         # failed in earlier plays are already in it when the strategy starts.
-        if type(play._removed_hosts) is list:
-            play._removed_hosts = RemovedHosts(play._removed_hosts)
+        removed = play._removed_hosts
+        if isinstance(removed, list) and not isinstance(removed, RemovedHosts):
+            play._removed_hosts = RemovedHosts(removed)
         return super().run(iterator, play_context)
