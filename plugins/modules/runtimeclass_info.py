@@ -281,14 +281,20 @@ http_status:
   sample: 403
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.cluster_info import cluster_info_result
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.manifest import HAS_YAML, YAML_IMPORT_ERROR
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._specs.runtimeclass_info import get_runtimeclass_info_argument_spec
 
 
 def main():
     module = AnsibleModule(**get_runtimeclass_info_argument_spec())
+    if module.params["src"] and not HAS_YAML:
+        module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_IMPORT_ERROR)
+    if not module.params["src"] and not HAS_KUBERNETES:
+        module.fail_json(msg=missing_required_lib("kubernetes"), exception=KUBERNETES_IMPORT_ERROR)
     result, warnings = cluster_info_result(module.params)
     for warning in warnings:
         module.warn(warning)

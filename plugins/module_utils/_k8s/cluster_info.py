@@ -7,16 +7,13 @@ the controller and keeps the lists out of ansible-core's result handling (at 10,
 cost over a minute: benchmarks/README.md, "API mode").
 """
 
-from ansible.module_utils.basic import missing_required_lib
-
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.auth import AUTH_ARG_SPEC, insecure_warning
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.cluster_file import cluster_file_result
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.errors import KubeAccessError
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.limits import LIMIT_ARG_SPEC
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.lists import list_cluster_objects
-from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.manifest import HAS_YAML, YAML_IMPORT_ERROR
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.manifest import HAS_YAML
 
 POSITIVE_OPTIONS = ("page_size", "request_timeout", *LIMIT_ARG_SPEC)
 
@@ -24,19 +21,18 @@ POSITIVE_OPTIONS = ("page_size", "request_timeout", *LIMIT_ARG_SPEC)
 def cluster_info_result(params):
     """``(result, warnings)`` for runtimeclass_info's validated ``params``: the module's result
     (``{"changed", "runtimeclasses", "source", "api_requests", "pods"[, "nodes"]}``), or a failed one
-    (``{"failed": True, "msg", ...}``) naming the option, the file or the server and what was wrong."""
+    (``{"failed": True, "msg", ...}``) naming the option, the file or the server and what was wrong (a missing
+    ``kubernetes`` library too: ``_k8s/client``). The module checks the libraries first, with ``missing_required_lib``."""
     for positive in POSITIVE_OPTIONS:
         if params[positive] < 1:
             return _failed(msg=f"{positive} must be at least 1, not {params[positive]}"), []
     if params["src"]:
         if not HAS_YAML:
-            return _failed(msg=missing_required_lib("PyYAML"), exception=YAML_IMPORT_ERROR), []
+            return _failed(msg="the Python library PyYAML is required to read src (pip install PyYAML)"), []
         try:
             return cluster_file_result(params["src"], include_nodes=params["nodes"], include_pods=params["pods"]), []
         except RuntimeGateError as err:
             return _failed(msg=str(err), source={"type": "file", "path": params["src"]}), []
-    if not HAS_KUBERNETES:
-        return _failed(msg=missing_required_lib("kubernetes"), exception=KUBERNETES_IMPORT_ERROR), []
     auth_options = {name: params[name] for name in AUTH_ARG_SPEC}
     warnings = [insecure_warning(auth_options)] if insecure_warning(auth_options) else []
     try:

@@ -189,14 +189,20 @@ def _pods_on_unserved_handlers(judged, runtimeclasses, pods):
     serves. A sandbox keeps running after its handler leaves containerd's config (measured on real kubelets with
     containerd 2.2: 0 restarts); only a new sandbox fails, so the pods fail when recreated."""
     handler_of = {runtimeclass["name"]: runtimeclass["handler"] for runtimeclass in runtimeclasses}
+    # The Running pods under a RuntimeClass's handler, by node, in the cluster's order: one pass over the pods, not one
+    # per judged node (20,000 pods x 10,000 nodes took minutes: benchmarks/README.md, "API mode").
+    running_by_node = {}
+    for pod in pods:
+        handler = handler_of.get(pod.get("runtime_class"))
+        if handler and pod.get("phase") == "Running":
+            running_by_node.setdefault(pod.get("node"), []).append((handler, pod))
     findings = []
     for verdict in sorted(judged, key=_host_of):
         node = _host_of(verdict)
         served = set(verdict.get("loaded_runtimes") or ())
         stranded = {}
-        for pod in pods:
-            handler = handler_of.get(pod.get("runtime_class"))
-            if pod.get("node") == node and pod.get("phase") == "Running" and handler and handler not in served:
+        for handler, pod in running_by_node.get(node, ()):
+            if handler not in served:
                 stranded.setdefault(handler, []).append(pod)
         for handler, stranded_pods in sorted(stranded.items()):
             names = sorted(f"{pod.get('namespace')}/{pod.get('name')}" for pod in stranded_pods)
