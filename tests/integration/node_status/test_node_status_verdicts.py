@@ -122,6 +122,20 @@ def test_node_status_mode_judges_every_host_from_the_api_without_connecting(clus
     assert "UNREACHABLE" not in output and "unreachable=1" not in output, output
 
 
+def test_node_status_mode_with_a_cluster_it_cannot_read_fails_every_host_unknown(cluster, tmp_path):
+    # The one node-status task reads the cluster itself (in-process): a cluster it cannot read vouches for no host, and
+    # the reason names what failed; no host is OK, none is contacted.
+    absent = tmp_path / "absent-cluster.yaml"
+    completed, output, verdicts, report = crosscheck(cluster, tmp_path, "unreachable",
+                                                     "-e", "runtime_gate_verdict_source=node-status",
+                                                     "-e", f"runtime_gate_runtimeclasses_file={absent}")
+    assert completed.returncode == 2, output
+    assert judged(verdicts) == {host: ("UNKNOWN", "node-status") for host in [*HOSTS, NOT_A_NODE]}, output
+    assert all(str(absent) in verdict["reason"] for verdict in verdicts.values()), verdicts
+    assert (report["counts"]["UNKNOWN"], report["counts"].get("OK", 0)) == (6, 0), report["counts"]
+    assert "UNREACHABLE" not in output and "unreachable=1" not in output, output
+
+
 def test_the_heartbeat_bound_is_the_users(cluster, tmp_path):
     # A bound of many years makes the hour-old heartbeat fresh enough.
     _completed, output, verdicts, _report = crosscheck(cluster, tmp_path, "unreachable",
