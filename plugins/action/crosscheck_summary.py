@@ -35,7 +35,10 @@ class ActionModule(ActionBase):
                 localhost_node_status.get("summary"), Mapping):
             # node-status mode: node_status_verdicts judged every host, summarised the run and wrote its files itself
             # (the 10,000 verdicts of a large fleet never travel as a registered result): its summary is the run's.
-            return {**result, **localhost_node_status["summary"]}
+            summary = {**result, **localhost_node_status["summary"]}
+            if not args["return_verdicts"]:
+                summary.pop("verdicts", None)
+            return summary
         host_variables = {host: stored_host_variables(task_vars, host) for host in args["hosts"]}
         registered = {host: host_variables[host].get(args["verdict_var"]) for host in args["hosts"]}
         if args["node_status_var"]:
@@ -56,4 +59,6 @@ class ActionModule(ActionBase):
                                          notes=role_lines))
         except RuntimeGateError as error:
             raise AnsibleActionFail(str(error)) from None
+        if not args["return_verdicts"]:
+            del result["verdicts"]
         return result

@@ -90,6 +90,13 @@ options:
       - Given no O(hosts), a result that already summarised the run (node-status mode, its C(summary)) is returned as it
         is; that task wrote the verdicts file and the reports.
     type: str
+  return_verdicts:
+    description:
+      - Return every host's verdict as RV(verdicts). V(false) leaves them out (the verdicts file and the reports still
+        hold them), since ansible-core copies a registered result several times and a fleet's verdicts are its biggest
+        part; C(gpufleet.runtime_gate.crosscheck) asks for them only for the gate step.
+    type: bool
+    default: true
 attributes:
   check_mode:
     support: full
@@ -144,8 +151,8 @@ verdicts:
       a host that was not judged is C(UNKNOWN) with the reason, or C(NOT_REACHED) when O(batch_reached_var) says
       its batch has not run.
   returned: >-
-    always, except when the run was summarised by M(gpufleet.runtime_gate.node_status_verdicts) without its
-    O(gpufleet.runtime_gate.node_status_verdicts#module:summary_verdicts) (see O(node_status_var))
+    with O(return_verdicts), except when the run was summarised by M(gpufleet.runtime_gate.node_status_verdicts)
+    without its O(gpufleet.runtime_gate.node_status_verdicts#module:summary_verdicts) (see O(node_status_var))
   type: dict
 verdict_sources:
   description: How many hosts were judged from their node's evidence (C(node)) and from their Node's status (C(node-status)).

@@ -12,6 +12,7 @@ object repeated) put in every place a value is read from. Properties:
 - every alias is refused as an alias, before anything is expanded, in a short message;
 - what is returned is JSON (a module returns it to Ansible).
 """
+import cProfile
 import copy
 import json
 import tracemalloc
@@ -20,6 +21,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import yaml
+from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s import manifest
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._k8s.manifest import parse_manifest_text
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._core.errors import RuntimeGateError
 from fuzz.fuzzing import fuzz_settings
@@ -233,3 +235,108 @@ def test_a_whole_object_repeated_through_an_alias_is_refused():
     text = "- &rc {apiVersion: node.k8s.io/v1, kind: RuntimeClass, metadata: {name: a}, handler: a}\n- *rc\n"
     result = read(text)
     assert isinstance(result, RuntimeGateError) and "uses a YAML alias (*rc at line 2, column 3)" in str(result), result
+
+
+# The reader builds strings, mappings and sequences itself and looks up a plain scalar's tag once per distinct text
+# (manifest._ManifestLoader); PyYAML's own resolver and constructors, with the same duplicate-key refusal, are the
+# reference. YAML texts of every node kind it may meet: every implicit scalar type, quoted and block scalars, explicit
+# tags (standard, unknown, on collections), merge keys, keys given twice, unhashable and non-string keys, nesting.
+SCALAR_TEXTS = st.one_of(
+    st.sampled_from(["1", "-0x1F", "0o17", "1_000", "190:20:30", "3.5", ".nan", "-.inf", "1e3", "true", "yes", "off",
+                     "null", "~", "", "2001-12-14", "2001-12-14t21:59:43.10-05:00", "=", "<<", "'quoted'", '"dq \\u00e9"',
+                     "|\n  block\n", ">-\n  folded\n", "!!str 1", "!!int '7'", "!!float 2", "!!bool yes", "!!null ''",
+                     "!!binary aGVsbG8=", "!!timestamp 2001-12-14", "!unknown x", "!!python/name:os.system x", "500m"]),
+    st.from_regex(r"[a-zA-Z0-9./_-]{1,8}", fullmatch=True))
+
+
+@st.composite
+def yaml_values(draw, depth=0):
+    kind = draw(st.sampled_from(["scalar", "scalar", "map", "seq", "flow map", "flow seq", "tagged"] if depth < 4 else ["scalar"]))
+    if kind == "scalar":
+        return draw(SCALAR_TEXTS)
+    if kind == "tagged":
+        return draw(st.sampled_from(["!!set {a, b}", "!!omap [a: 1]", "!!pairs [a: 1, a: 2]", "!!map {a: 1}",
+                                     "!!seq [1]", "!custom {a: 1}", "!!str [1]"]))
+    if kind in ("flow map", "flow seq"):
+        items = draw(st.lists(st.sampled_from(["a", "b", "1", "true", "'x'", "[1]", "{c: d}", "<<: {m: 1}"]), max_size=4))
+        if kind == "flow seq":
+            return "[" + ", ".join(item.replace("<<: ", "") for item in items) + "]"
+        keys = [item if ":" in item else f"{item}: v" for item in items]
+        return "{" + ", ".join(keys) + "}"
+    indent = "  " * (depth + 1)
+    lines = []
+    for _ in range(draw(st.integers(1, 4))):
+        value = draw(yaml_values(depth + 1))
+        if kind == "seq":
+            lines.append(f"{indent}- " + value.replace("\n", "\n" + indent + "  ") if "\n" not in value else f"{indent}- {value.rstrip()}")
+        else:
+            key = draw(st.sampled_from(["a", "b", "<<", "1", "true", "null", "? [k]", "'q'", "x y"]))
+            if key == "<<":
+                value = draw(st.sampled_from(["{m: 1, a: 2}", "[{m: 1}, {n: 2}]", "x"]))
+            lines.append(f"{indent}? [k]\n{indent}: {value}" if key == "? [k]" else f"{indent}{key}: {value}")
+    return "\n" + "\n".join(lines)
+
+
+class _ReferenceLoader(manifest._ManifestLoader):
+    """The reader with PyYAML's own resolver and constructor put back."""
+
+    def resolve(self, kind, value, implicit):
+        return yaml.resolver.Resolver.resolve(self, kind, value, implicit)
+
+    def construct_document(self, node):
+        return yaml.constructor.BaseConstructor.construct_document(self, node)
+
+
+def _documents_or_error(loader_class, text):
+    original = manifest._ManifestLoader
+    manifest._ManifestLoader = loader_class
+    try:
+        return manifest._load_documents(text, SOURCE)
+    except (yaml.YAMLError, RuntimeGateError, ValueError) as error:
+        return f"{type(error).__name__}: {error}"
+    finally:
+        manifest._ManifestLoader = original
+
+
+@fuzz_settings(1500)
+@given(st.lists(yaml_values(), min_size=1, max_size=3))
+def test_the_reader_builds_what_pyyaml_builds_and_refuses_what_it_refuses(values):
+    text = "---\n".join(f"doc: {value}\n" for value in values)
+    built = _documents_or_error(manifest._ManifestLoader, text)
+    reference = _documents_or_error(_ReferenceLoader, text)
+    if isinstance(reference, str) or isinstance(built, str):
+        # Both refuse. With two defects in one text each may name another first (PyYAML builds nested collections
+        # breadth first), so only the kind of refusal is compared.
+        assert isinstance(built, str) and isinstance(reference, str), (text, built, reference)
+        assert built.split(":")[0] == reference.split(":")[0], (text, built, reference)
+        return
+    # NaN is not equal to itself: compare what each prints.
+    assert repr(built) == repr(reference), text
+
+
+def test_nesting_deeper_than_the_python_stack_is_built_as_pyyaml_builds_it():
+    for depth in (50, 999):
+        text = "a: " + "[" * depth + "x" + "]" * depth + "\n"
+        for documents in (manifest._load_documents(text, SOURCE), _documents_or_error(_ReferenceLoader, text)):
+            value, levels = documents[0]["a"], 0
+            while isinstance(value, list):  # walked, not compared: == recurses as deep as the value
+                assert len(value) == 1
+                value, levels = value[0], levels + 1
+            assert (levels, value) == (depth, "x")
+
+
+def test_a_big_export_is_read_with_far_fewer_python_calls_than_pyyaml_makes():
+    """The point of building plain nodes directly: counted, not timed (benchmarks/README.md times it)."""
+    pods = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{index}", "namespace": "team", "labels": {"app": "x"}},
+             "spec": {"nodeName": "n1", "containers": [{"name": "c", "resources": {"requests": {"cpu": "500m"}}}]},
+             "status": {"phase": "Running"}} for index in range(200)]
+    text = yaml.dump({"apiVersion": "v1", "kind": "List", "items": pods}, Dumper=DUMPER)
+    calls = {}
+    for label, loader_class in (("reader", manifest._ManifestLoader), ("reference", _ReferenceLoader)):
+        profile = cProfile.Profile()
+        profile.enable()
+        documents = _documents_or_error(loader_class, text)
+        profile.disable()
+        calls[label] = sum(entry.callcount for entry in profile.getstats())
+        assert documents[0]["items"][199]["metadata"]["name"] == "p199"
+    assert calls["reader"] * 2 < calls["reference"], calls

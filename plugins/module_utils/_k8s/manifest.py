@@ -230,10 +230,73 @@ def _first_alias(text):
 
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader) if HAS_YAML else object
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_STR_TAG = "tag:yaml.org,2002:str"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
 
 
 class _ManifestLoader(_YAML_LOADER):
-    """PyYAML's safe loader (libyaml's when there), refusing a key given twice in one mapping."""
+    """PyYAML's safe loader (libyaml's when there), refusing a key given twice in one mapping.
+
+    What kubectl writes (strings, mappings, sequences) is built directly from the node graph, and a plain scalar's tag
+    is looked up once per distinct value: PyYAML's generic constructor and resolver took two thirds of the time a big
+    export takes to read (benchmarks/README.md). Every other node (numbers, booleans, null, timestamps, merge keys, any
+    explicit tag) is PyYAML's to build, so what is read and what is refused stay PyYAML's.
+    """
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self._plain_scalar_tags = {}
+
+    def resolve(self, kind, value, implicit):
+        # A plain scalar's tag depends on its text alone while no path resolver is registered (SafeLoader has none).
+        if kind is not yaml.ScalarNode or not implicit[0] or self.yaml_path_resolvers:
+            return super().resolve(kind, value, implicit)
+        tag = self._plain_scalar_tags.get(value)
+        if tag is None:
+            tag = self._plain_scalar_tags[value] = super().resolve(kind, value, implicit)
+        return tag
+
+    def construct_document(self, node):
+        try:
+            document = self._construct_plain(node)
+        except RecursionError:
+            # Nested deeper than Python's stack: PyYAML's constructor builds it without recursion.
+            document = None
+            deep = True
+        else:
+            deep = False
+        # What PyYAML's construct_document resets after a document, for the nodes its constructors built.
+        self.constructed_objects = {}
+        self.recursive_objects = {}
+        self.deep_construct = False
+        return super().construct_document(node) if deep else document
+
+    def _construct_plain(self, node):
+        """``node`` as Python data: strings, mappings and sequences here, everything else by PyYAML's constructors.
+
+        Aliases were refused before (``_first_shared_node``), so every node is reached once and nothing is shared."""
+        tag = node.tag
+        if tag == _STR_TAG and isinstance(node, yaml.ScalarNode):
+            return node.value
+        if tag == _SEQ_TAG and isinstance(node, yaml.SequenceNode):
+            return [self._construct_plain(item) for item in node.value]
+        if tag == _MAP_TAG and isinstance(node, yaml.MappingNode):
+            mapping = {}
+            for key_node, value_node in node.value:
+                if key_node.tag == _MERGE_TAG:
+                    return self.construct_object(node, deep=True)
+                key = self._construct_plain(key_node)
+                if not isinstance(key, str):
+                    try:
+                        hash(key)
+                    except TypeError:
+                        return self.construct_object(node, deep=True)  # PyYAML refuses it, with its own message
+                mapping[key] = self._construct_plain(value_node)
+            if len(mapping) < len(node.value):
+                self._refuse_duplicate_key(node)
+            return mapping
+        return self.construct_object(node, deep=True)
 
     def construct_mapping(self, node, deep=False):
         if not isinstance(node, yaml.MappingNode) or _has_merge_key(node):

@@ -23,6 +23,7 @@ def get_crosscheck_summary_argument_spec():
             "batch_reached_var": {"type": "str"},
             # localhost's registered node_status_verdicts result: the verdicts of the hosts judged from their Node.
             "node_status_var": {"type": "str"},
+            "return_verdicts": {"type": "bool", "default": True},
         },
         "supports_check_mode": True,
         "mutually_exclusive": [("cluster_result", "cluster_result_var")],

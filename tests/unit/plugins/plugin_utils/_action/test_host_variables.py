@@ -86,3 +86,51 @@ def test_stored_host_variables_are_another_hosts_variables_as_stored():
     task_vars = {"hostvars": StoredHostvars({"gpu-1": {"runtime_gate_verdict": verdict}})}
     assert stored_host_variables(task_vars, "gpu-1")["runtime_gate_verdict"] is verdict
     assert stored_host_variables(task_vars, "not-in-the-inventory") == {}
+
+
+def real_hostvars(extra_vars=None):
+    """ansible-core's own HostVars and VariableManager over an inventory of localhost and gpu-1, counting get_vars."""
+    from ansible.inventory.manager import InventoryManager
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.vars.hostvars import HostVars
+    from ansible.vars.manager import VariableManager
+
+    loader = DataLoader()
+    inventory = InventoryManager(loader=loader, sources="localhost,gpu-1,")
+    manager = VariableManager(loader=loader, inventory=inventory)
+    if extra_vars:
+        manager._extra_vars = dict(extra_vars)  # what -e would have loaded
+    counted = {"get_vars": 0}
+    get_vars = manager.get_vars
+
+    def counting_get_vars(*args, **kwargs):
+        counted["get_vars"] += 1
+        return get_vars(*args, **kwargs)
+
+    manager.get_vars = counting_get_vars
+    return HostVars(inventory=inventory, variable_manager=manager, loader=loader), manager, counted
+
+
+def test_a_registered_result_is_read_without_computing_all_of_the_hosts_variables():
+    hostvars, manager, counted = real_hostvars()
+    cluster = {"runtimeclasses": [{"name": "nvidia", "handler": "nvidia"}], "pods": []}
+    manager.set_nonpersistent_facts("localhost", {"runtime_gate_cluster": cluster})
+    stored = stored_host_variables({"hostvars": hostvars}, "localhost")
+    assert stored["runtime_gate_cluster"] is cluster
+    assert stored.get("runtime_gate_cluster") is cluster and "runtime_gate_cluster" in stored
+    assert counted["get_vars"] == 0
+    # The same value the long way (HostVars.raw_get computes every variable of the host).
+    assert hostvars.raw_get("localhost")["runtime_gate_cluster"] is cluster
+    assert counted["get_vars"] == 1
+
+
+def test_what_overrides_a_registered_result_and_what_is_not_one_are_read_the_long_way():
+    hostvars, manager, counted = real_hostvars(extra_vars={"runtime_gate_cluster": "given with -e"})
+    manager.set_nonpersistent_facts("localhost", {"runtime_gate_cluster": {"pods": []}, "inventory_hostname": "forged"})
+    stored = stored_host_variables({"hostvars": hostvars}, "localhost")
+    assert stored["runtime_gate_cluster"] == "given with -e"  # -e wins over a registered result
+    assert stored.get("not_set_anywhere") is None and "not_set_anywhere" not in stored
+    assert counted["get_vars"] == 1  # computed once, on the first name that needs them
+    # A reserved (magic) name is read as ansible-core computes it, whatever it holds.
+    assert stored["inventory_hostname"] == hostvars.raw_get("localhost")["inventory_hostname"]
+    assert stored_host_variables({"hostvars": hostvars}, "gpu-1").get("runtime_gate_verdict") is None
