@@ -17,6 +17,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -178,6 +179,32 @@ exec "$bin" --config /etc/containerd/config.toml
 """
 
 
+# A test daemon ends with the test process that started it, even one killed mid-run (it never calls stop): a watchdog in
+# a session of its own kills the daemon's process group once that process is gone, and ends by itself once the group is.
+# Not a parent-death signal: that fires when the *thread* that started the child ends, and the differential starts
+# daemons from pool threads.
+_WATCHDOG = """
+import os, sys, time
+owner, group = int(sys.argv[1]), int(sys.argv[2])
+def alive(kill, target):
+    try:
+        kill(target, 0)
+    except ProcessLookupError:
+        return False
+    return True
+while alive(os.kill, owner) and alive(os.killpg, group):
+    time.sleep(1)
+if alive(os.killpg, group):
+    os.killpg(group, 9)
+"""
+
+
+def _watch(group: int):
+    """Start the watchdog of the daemon whose process group is ``group`` (its session leader's PID)."""
+    subprocess.Popen([sys.executable, "-c", _WATCHDOG, str(os.getpid()), str(group)], start_new_session=True,
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/")
+
+
 def start_daemon(release: Release, node_root: Path, work_parent: str = "/tmp", sandboxes: bool = False) -> Daemon:
     """Start ``release`` on the tree; returns once it booted or exited (a config it refuses ends it: check ``running()``).
 
@@ -197,6 +224,7 @@ def start_daemon(release: Release, node_root: Path, work_parent: str = "/tmp", s
             ["unshare", *namespaces, "--propagation", "private", "--", "/bin/sh", "-c", _NAMESPACE_SCRIPT, "daemon",
              str(node_root / "etc" / "containerd"), str(work_dir), release.binary],
             stdin=devnull, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd="/", env=env)
+    _watch(process.pid)
     daemon = Daemon(release, node_root, work_dir, process)
     deadline = time.monotonic() + BOOT_SECONDS
     while "containerd successfully booted" not in daemon.log():
