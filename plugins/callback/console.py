@@ -26,6 +26,10 @@ description:
     C(ok:) line with their count and the first few names, after the task's failures, and the PLAY RECAP lists
     only the hosts that did not pass (failed or unreachable), the others as one count line; at 20 hosts or fewer
     both are printed as by P(ansible.builtin.default#callback). Every host's verdict is in the reports.
+  - Each play's failed hosts are looked up in constant time, as by the P(gpufleet.runtime_gate.linear#strategy)
+    strategy. ansible-core 2.19 looks every host of the play up in the list of hosts that failed before every task of
+    every host, which makes each host's task cost more the more hosts of a large fleet failed (benchmarks/README.md).
+    The list, its order and what any plugin sees of it are unchanged.
   - Select it with C(ANSIBLE_STDOUT_CALLBACK=gpufleet.runtime_gate.console) or C(stdout_callback) in ansible.cfg.
 extends_documentation_fragment:
   - ansible.builtin.default_callback
@@ -73,6 +77,7 @@ from ansible.plugins.callback.default import CallbackModule as DefaultCallbackMo
 from ansible_collections.gpufleet.runtime_gate.plugins.module_utils._printable import printable_lines
 
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._explain.findings import explanation_lines
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._removed_hosts import count_removed_hosts
 from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._report.summary import (
     FLEET_VIEW_ABOVE_HOSTS,
     OK_NAMES_SHOWN,
@@ -110,6 +115,9 @@ class CallbackModule(DefaultCallbackModule):
 
     def v2_playbook_on_play_start(self, play):
         self._release_held_ok()
+        # The play its iterator runs (TaskQueueManager.run hands it here before building the iterator): its failed hosts
+        # looked up in constant time, without a strategy plugin of the collection's own (_removed_hosts).
+        count_removed_hosts(play)
         name = play.get_name().strip()
         check_marker = " [CHECK MODE]" if play.check_mode and self.get_option("check_mode_markers") else ""
         self._play = play

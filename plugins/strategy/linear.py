@@ -19,64 +19,23 @@ description:
     hosts failed so far (benchmarks/README.md, issue 27).
   - This strategy keeps a count of each name beside that list, so the lookup costs the same whatever the number
     of failed hosts. The list itself, its order, and what ansible-core or any callback sees are unchanged.
-  - Used by C(gpufleet.runtime_gate.crosscheck) (and C(gpufleet.runtime_gate.nightly)) for its per-host play.
+  - The collection's playbooks do not need it, they run on P(ansible.builtin.linear#strategy), since the collection's
+    stdout callback (P(gpufleet.runtime_gate.console#callback), which the checkout's ansible.cfg selects) gives every
+    play it announces the same list. This strategy is for one's own plays that fail many hosts under another stdout
+    callback. ansible-core 2.19 prints a deprecation warning for every play on a strategy outside ansible.builtin.
 author: gpufleet platform team (@gpufleet)
 """
 
-import collections
-
 from ansible.plugins.strategy.linear import StrategyModule as LinearStrategyModule
 
-
-class RemovedHosts(list):
-    """The play's list of removed (failed, unreachable, ended) host names, with a count of each name kept beside it:
-    ``name in removed`` is a dictionary lookup instead of a scan. Every way ansible-core changes the list (append,
-    remove) keeps the count; any other change recounts."""
-
-    def __init__(self, names=()):
-        super().__init__(names)
-        self._counts = collections.Counter(self)
-
-    def __contains__(self, name):
-        return self._counts.get(name, 0) > 0
-
-    def append(self, name):
-        super().append(name)
-        self._counts[name] += 1
-
-    def remove(self, name):
-        super().remove(name)
-        self._counts[name] -= 1
-
-    def _recount(self):
-        self._counts = collections.Counter(self)
-
-
-def _recounting(method_name):
-    method = getattr(list, method_name)
-
-    def changed(self, *args, **kwargs):
-        value = method(self, *args, **kwargs)
-        self._recount()
-        return value
-
-    changed.__name__ = method_name
-    return changed
-
-
-# Changes ansible-core does not make today (it appends and removes), kept correct all the same.
-for _method_name in ("extend", "insert", "pop", "clear", "__setitem__", "__delitem__", "__iadd__", "__imul__"):
-    setattr(RemovedHosts, _method_name, _recounting(_method_name))
+from ansible_collections.gpufleet.runtime_gate.plugins.plugin_utils._removed_hosts import count_removed_hosts
 
 
 class StrategyModule(LinearStrategyModule):
     """ansible.builtin.linear over a play whose removed-host list is a ``RemovedHosts``."""
 
     def run(self, iterator, play_context):
-        play = iterator._play
         # ansible-core's PlayIterator and strategies append to and remove from play._removed_hosts; the hosts that
         # failed in earlier plays are already in it when the strategy starts.
-        removed = play._removed_hosts
-        if isinstance(removed, list) and not isinstance(removed, RemovedHosts):
-            play._removed_hosts = RemovedHosts(removed)
+        count_removed_hosts(iterator._play)
         return super().run(iterator, play_context)
