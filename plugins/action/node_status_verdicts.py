@@ -48,7 +48,7 @@ class ActionModule(ActionBase):
         node_status_mode = args["verdict_source"] == NODE_STATUS
         node_names, node_labels = {}, {}
         inventory = task_vars["hostvars"]._inventory  # pylint: disable=protected-access
-        for host in args["hosts"]:
+        for host in hosts_in_limit(args["hosts"], inventory):
             variables = inventory_variables(inventory.get_host(host))
             node_names[host] = _host_value(task_vars, host, variables, NODE_NAME_VAR) or host
             labels = _host_value(task_vars, host, variables, NODE_LABELS_VAR)
@@ -95,6 +95,17 @@ def summarise(node_status_verdicts, cluster_result, args, task_vars):
                               run_id=args["run_id"], inventory_sources=task_vars.get("ansible_inventory_sources") or [])
     except RuntimeGateError as error:
         raise AnsibleActionFail(str(error)) from None
+
+
+def hosts_in_limit(hosts, inventory):
+    """``hosts`` less the inventory's hosts that the run's ``--limit`` leaves out, in their order: the hosts a play of the
+    run can target. ``query('inventory_hostnames', ...)`` lists a pattern's hosts whatever the limit; judged here from
+    their Node's status, the hosts outside it would be in the summary and the reports (with ``node-status``, as every
+    host of the run), and handed to the per-host play (``task_hosts``) they would not be judged at all. A name the
+    inventory does not hold is no host of a limit: it is kept."""
+    in_limit = {host.name for host in inventory.get_hosts("all", ignore_restrictions=True)}
+    in_inventory = {host.name for host in inventory.get_hosts("all", ignore_limits=True, ignore_restrictions=True)}
+    return [host for host in hosts if host in in_limit or host not in in_inventory]
 
 
 def inventory_variables(host):

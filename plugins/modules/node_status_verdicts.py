@@ -38,7 +38,8 @@ extends_documentation_fragment:
 options:
   hosts:
     description:
-      - The hosts to judge, e.g. C(query('inventory_hostnames', 'gpu_nodes')).
+      - The hosts to judge, e.g. C(query('inventory_hostnames', 'gpu_nodes')). The inventory's hosts that the run's
+        C(--limit) leaves out are left out (that lookup lists them all), as every play of the run leaves them out.
     type: list
     elements: str
     required: true

@@ -111,3 +111,9 @@ class StoredHostVariables(Mapping):
 
     def __len__(self):
         return len(self._variables())
+
+    def __bool__(self):
+        # Truth without computing them: an inventory host always has variables (its magic ones at least). A Mapping's
+        # truth is otherwise its length, which computed every variable of every host the summary read
+        # (``rollout_annotations``' ``host_facts.get(host) or {}``: about 0.5 ms of controller CPU a host).
+        return True

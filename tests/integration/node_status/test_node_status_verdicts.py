@@ -159,6 +159,24 @@ def test_hybrid_judges_vouched_ok_nodes_from_the_api_and_the_rest_over_their_con
         in output
 
 
+def test_the_runs_limit_bounds_the_hosts_judged_from_their_nodes_status(cluster, tmp_path):
+    # query('inventory_hostnames') lists a pattern's every host whatever --limit says: the hosts outside the limit are
+    # judged nowhere, neither from their Node's status nor in the summary and the reports.
+    for run in ("node-status", "hybrid"):
+        (tmp_path / run).mkdir()
+    completed, output, verdicts, report = crosscheck(cluster, tmp_path / "node-status", "unreachable",
+                                                     "-e", "runtime_gate_verdict_source=node-status",
+                                                     "--limit", "localhost,ok-node,missing-node")
+    assert completed.returncode == 2, output
+    assert judged(verdicts) == {"ok-node": ("OK", "node-status"), "missing-node": ("MISSING", "node-status")}, output
+    assert report["verdict_sources"] == {"node": 0, "node-status": 2} and report["counts"]["OK"] == 1
+    # Hybrid: ok-node's Node vouches for it, but the limit leaves it out; missing-node is judged over its connection.
+    completed, output, verdicts, report = crosscheck(cluster, tmp_path / "hybrid", "local", "--limit", "localhost,missing-node")
+    assert completed.returncode == 2, output
+    assert judged(verdicts) == {"missing-node": ("MISSING", "node")}, output
+    assert report["verdict_sources"] == {"node": 1, "node-status": 0}
+
+
 def test_ssh_mode_judges_every_host_over_its_connection(cluster, tmp_path):
     _completed, output, verdicts, _report = crosscheck(cluster, tmp_path, "local", "-e", "runtime_gate_verdict_source=ssh")
     assert {verdict["verdict_source"] for verdict in verdicts.values()} == {"node"}, output
