@@ -115,5 +115,5 @@ class StoredHostVariables(Mapping):
     def __bool__(self):
         # Truth without computing them: an inventory host always has variables (its magic ones at least). A Mapping's
         # truth is otherwise its length, which computed every variable of every host the summary read
-        # (``rollout_annotations``' ``host_facts.get(host) or {}``: about 0.5 ms of controller CPU a host).
+        # (``rollout_annotations``' ``host_facts.get(host) or {}``: about 0.26 ms of controller CPU a host).
         return True
