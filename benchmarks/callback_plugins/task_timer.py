@@ -78,4 +78,3 @@ class CallbackModule(CallbackBase):
         if path:
             with open(path, "w") as handle:
                 json.dump(self._timings, handle)
-
