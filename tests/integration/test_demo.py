@@ -102,3 +102,12 @@ def test_without_the_cluster_play_every_host_is_unknown(tmp_path):
     verdicts = json.loads(verdicts_file.read_text())["hosts"]
     assert {host: verdict["status"] for host, verdict in verdicts.items()} == {"gpu-node-01": "UNKNOWN", "gpu-node-06": "UNKNOWN"}
     assert all("never asked" in verdict["reason"] for verdict in verdicts.values())
+
+
+def test_a_limit_that_leaves_no_node_judges_none_and_fails(tmp_path):
+    # Only localhost: the per-host play has no host, and the last play must still summarise and fail the run, never end
+    # it green with no report (node_status_verdicts hands that play the hosts within the limit: none here).
+    completed, verdicts_file = run_demo(tmp_path, "--limit", "localhost")
+    assert completed.returncode == 2, completed.stdout[-3000:]
+    assert json.loads(verdicts_file.read_text())["hosts"] == {}
+    assert "NO_HOST_JUDGED" in completed.stdout and "0 OK, 0 MISSING, 0 UNKNOWN of 0 hosts" in completed.stdout
